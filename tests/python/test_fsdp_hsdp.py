@@ -1,7 +1,13 @@
 """HSDP: fully_shard over a 2-d DeviceMesh (replicate x shard) in 4 real processes. Parameters
 are (Replicate(), Shard(0)) DTensors sharded over the mesh's second dimension; training matches
 single-process training on the whole batch step by step (gradients averaged over every rank); a
-mesh of other rank or without dim names is refused as torch refuses it."""
+mesh of other rank or without dim names is refused as torch refuses it.
+
+In the same run, 2-d parallelism as torch's tutorial: parallelize_module on the "tp" slice of a
+("dp", "tp") mesh, then fully_shard on the "dp" slice. Colwise parameters become
+(_StridedShard(0, sf=2), Shard(0)) DTensors on the 2-d mesh; gradients, parameters after AdamW
+steps, the sharded state dict through dcp.save/load and get_state_dict's full state dict equal
+single-process training's."""
 
 from _dist_util import run_workers
 
@@ -72,6 +78,101 @@ try:
     raise RuntimeError("a 3-d mesh was accepted")
 except ValueError as e:
     assert "1D or 2D" in str(e), e
+
+# --- 2-d: tensor parallel over "tp", FSDP over "dp" ---
+tpar = import_module(M.__name__ + ".distributed.tensor.parallel")
+dcp = import_module(M.__name__ + ".distributed.checkpoint")
+sdm = import_module(M.__name__ + ".distributed.checkpoint.state_dict")
+_StridedShard = import_module(M.__name__ + ".distributed.tensor.placement_types")._StridedShard
+mesh2 = dm.init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp"))
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Linear(6, 10)   # 5 rows per tp rank: 3 and 2 per dp rank
+        self.down = nn.Linear(10, 6)
+
+    def forward(self, x):
+        return self.down(F.gelu(self.up(x)))
+
+class Net2(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([MLP() for _ in range(2)])
+        self.head = nn.Linear(6, 3)
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = x + b(x)
+        return self.head(x)
+
+M.manual_seed(0)
+ref = Net2()
+model = copy.deepcopy(ref)
+plan = {"up": tpar.ColwiseParallel(), "down": tpar.RowwiseParallel()}
+for b in model.blocks:
+    tpar.parallelize_module(b, mesh2["tp"], plan)
+    fsdp.fully_shard(b, mesh=mesh2["dp"])
+fsdp.fully_shard(model, mesh=mesh2["dp"])
+S, R = dt.Shard, dt.Replicate
+strided = (_StridedShard(0, split_factor=2), S(0))
+want = {"up.weight": strided, "up.bias": strided, "down.weight": (S(0), S(1)),
+        "down.bias": (S(0), R())}
+dp_rank, tp_rank = mesh2.get_local_rank("dp"), mesh2.get_local_rank("tp")
+for name, p in model.named_parameters():
+    if name.startswith("blocks."):
+        assert p.placements == want[name[9:]], (name, p.placements)
+        assert p.device_mesh.ndim == 2
+    else:
+        assert p.placements == (S(0),), (name, p.placements)
+up = model.blocks[0].up.weight.to_local()
+assert tuple(up.shape) == ((3, 2)[dp_rank], 6), up.shape
+start = 5 * tp_rank + (0, 3)[dp_rank]
+rows = ref.blocks[0].up.weight.detach()[start:start + up.shape[0]]
+np.testing.assert_array_equal(up.detach().numpy(), rows.numpy())
+# distribute_tensor with the strided placement (torch's needs even pieces): dp cuts tp's piece
+t = M.arange(24.0).reshape(8, 3)
+d = dt.distribute_tensor(t, mesh2, want["up.weight"])
+mine = M.chunk(M.chunk(t, 2)[tp_rank], 2)[dp_rank]
+np.testing.assert_array_equal(d.to_local().numpy(), mine.numpy())
+tp_piece = d.redistribute(mesh2, (R(), S(0))).to_local()
+np.testing.assert_array_equal(tp_piece.numpy(), M.chunk(t, 2)[tp_rank].numpy())
+np.testing.assert_array_equal(d.full_tensor().numpy(), t.numpy())
+
+opt_ref = M.optim.AdamW(ref.parameters(), lr=1e-2)
+opt = M.optim.AdamW(model.parameters(), lr=1e-2)
+M.manual_seed(1)
+for step in range(2):
+    x, y = M.randn(8, 6), M.randint(0, 3, (8,))
+    opt_ref.zero_grad()
+    F.cross_entropy(ref(x), y).backward()
+    opt.zero_grad()
+    mine = slice(4 * dp_rank, 4 * dp_rank + 4)
+    F.cross_entropy(model(x[mine]), y[mine]).backward()
+    for (name, p), q in zip(ref.named_parameters(), model.parameters()):
+        assert q.grad.placements == q.placements, (name, q.grad.placements)
+        np.testing.assert_allclose(q.grad.full_tensor().numpy(), p.grad.numpy(), rtol=1e-4,
+                                   atol=1e-6, err_msg=f"2-d {step} {name}")
+    opt_ref.step()
+    opt.step()
+for (name, p), q in zip(ref.named_parameters(), model.parameters()):
+    np.testing.assert_allclose(q.full_tensor().detach().numpy(), p.detach().numpy(), rtol=1e-4,
+                               atol=1e-5, err_msg=name)
+full_sd, _ = sdm.get_state_dict(model, opt, options=sdm.StateDictOptions(full_state_dict=True))
+for name, p in ref.named_parameters():
+    np.testing.assert_allclose(full_sd[name].numpy(), p.detach().numpy(), rtol=1e-4, atol=1e-5)
+ckpt = os.path.join(os.getcwd(), "ckpt2d")  # the same directory on every rank
+saved = {k: v.full_tensor().clone() for k, v in model.state_dict().items()}
+dcp.save(model.state_dict(), checkpoint_id=ckpt)
+with M.no_grad():
+    for p in model.parameters():
+        p.zero_()
+sd = model.state_dict()
+dcp.load(sd, checkpoint_id=ckpt)
+model.load_state_dict(sd)
+for k, v in model.state_dict().items():
+    assert v.placements == sd[k].placements
+    np.testing.assert_array_equal(v.full_tensor().numpy(), saved[k].numpy(), err_msg=k)
 print("OK")
 """
 

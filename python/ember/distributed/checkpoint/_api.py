@@ -7,7 +7,7 @@ import traceback
 
 from ... import _C
 from .. import distributed_c10d as c10d
-from ..tensor._api import DTensor, Partial, Shard, _chunk_sizes, _lib
+from ..tensor._api import DTensor, Partial, Shard, _lib, _local_box
 from .filesystem import (
     FileSystemReader,
     FileSystemWriter,
@@ -128,16 +128,10 @@ def _box(t):
     if not isinstance(t, DTensor):
         return [0] * t.dim(), list(t.shape), True
     mesh = t.device_mesh
-    offsets, sizes = [0] * t.dim(), list(t.shape)
-    owner = True
-    for md, p in enumerate(t.placements):
-        me = mesh.get_local_rank(md)
-        if isinstance(p, Shard):
-            pieces = _chunk_sizes(sizes[p.dim], mesh.size(md))
-            offsets[p.dim] += sum(pieces[:me])
-            sizes[p.dim] = pieces[me]
-        elif me != 0:
-            owner = False
+    offsets, sizes = _local_box(t.shape, mesh, t.placements)
+    owner = all(
+        isinstance(p, Shard) or mesh.get_local_rank(md) == 0 for md, p in enumerate(t.placements)
+    )
     return offsets, sizes, owner
 
 
