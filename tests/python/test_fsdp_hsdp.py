@@ -173,6 +173,67 @@ model.load_state_dict(sd)
 for k, v in model.state_dict().items():
     assert v.placements == sd[k].placements
     np.testing.assert_array_equal(v.full_tensor().numpy(), saved[k].numpy(), err_msg=k)
+
+# the tutorial's transformer recipe: embedding rowwise into sequence shards, SequenceParallel
+# norms, a colwise output under loss_parallel, per-block fully_shard, clip_grad_norm_
+class FF(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w1, self.w2 = nn.Linear(8, 16, bias=False), nn.Linear(16, 8, bias=False)
+
+    def forward(self, x):
+        return self.w2(F.silu(self.w1(x)))
+
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm, self.ff = nn.RMSNorm(8), FF()
+
+    def forward(self, x):
+        return x + self.ff(self.norm(x))
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok, self.layers = nn.Embedding(12, 8), nn.ModuleList([Layer(), Layer()])
+        self.norm, self.out = nn.RMSNorm(8), nn.Linear(8, 12, bias=False)
+
+    def forward(self, x):
+        h = self.tok(x)
+        for layer in self.layers:
+            h = layer(h)
+        return self.out(self.norm(h))
+
+M.manual_seed(0)
+ref = LM()
+model = copy.deepcopy(ref)
+tpar.parallelize_module(model, mesh2["tp"], {
+    "tok": tpar.RowwiseParallel(input_layouts=R(), output_layouts=S(1)),
+    "norm": tpar.SequenceParallel(),
+    "out": tpar.ColwiseParallel(input_layouts=S(1), output_layouts=S(-1), use_local_output=False),
+})
+for layer in model.layers:
+    tpar.parallelize_module(layer, mesh2["tp"], {
+        "norm": tpar.SequenceParallel(),
+        "ff": tpar.PrepareModuleInput(input_layouts=(S(1),), desired_input_layouts=(R(),)),
+        "ff.w1": tpar.ColwiseParallel(),
+        "ff.w2": tpar.RowwiseParallel(output_layouts=S(1)),
+    })
+    fsdp.fully_shard(layer, mesh=mesh2["dp"])
+fsdp.fully_shard(model, mesh=mesh2["dp"])
+assert model.tok.weight.placements == strided and model.norm.weight.placements == (S(0), R())
+x, y = M.tensor([[1, 5, 7, 2, 11, 0]] * 4) % 12, M.tensor([[3, 1, 4, 1, 5, 9]] * 4)
+x[1:] = (x[1:] * 7 + 3) % 12
+F.cross_entropy(ref(x).flatten(0, 1), y.flatten()).backward()
+ref_norm = M.nn.utils.clip_grad_norm_(ref.parameters(), 0.5)
+with tpar.loss_parallel():
+    mine = slice(2 * dp_rank, 2 * dp_rank + 2)
+    F.cross_entropy(model(x[mine]).flatten(0, 1), y[mine].flatten()).backward()
+norm = M.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+np.testing.assert_allclose(norm.full_tensor().item(), ref_norm.item(), rtol=1e-5)
+for (name, p), q in zip(ref.named_parameters(), model.parameters()):
+    np.testing.assert_allclose(q.grad.full_tensor().numpy(), p.grad.numpy(), rtol=1e-4,
+                               atol=1e-6, err_msg=f"lm {name}")
 print("OK")
 """
 
