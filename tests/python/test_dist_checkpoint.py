@@ -90,6 +90,18 @@ def test_nested_state_round_trip_in_one_process(M, tmp_path):
     dcp.load(part, checkpoint_id=path, planner=planner, no_dist=True)
     assert part["ints"].tolist() == [0, 1, 2, 3]
 
+    # the former names (torch 2.0's tutorials): FutureWarning, a storage given, save's Metadata
+    old_path = str(tmp_path / "old")
+    with pytest.warns(FutureWarning, match="`save_state_dict` is deprecated"):
+        meta = dcp.save_state_dict(
+            {"ints": state["ints"]}, dcp.FileSystemWriter(old_path), no_dist=True
+        )
+    assert isinstance(meta, dcp.Metadata) and "ints" in meta.state_dict_metadata
+    got = {"ints": M.zeros(4, dtype=M.int64)}
+    with pytest.warns(FutureWarning, match="`load_state_dict` is deprecated"):
+        dcp.load_state_dict(got, dcp.FileSystemReader(old_path), no_dist=True)
+    assert got["ints"].tolist() == [0, 1, 2, 3]
+
 
 def test_stateful_async_save_and_format_utils(M, tmp_path):
     dcp = _dcp(M)

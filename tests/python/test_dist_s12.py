@@ -133,6 +133,9 @@ out = [None] * (WORLD + 1)
 dist.all_gather_object(out, objs[RANK])
 assert out == objs[:WORLD] + [None], out
 assert dist.get_backend_config() == "cpu:gloo,cuda:gloo", dist.get_backend_config()
+g_dev = dist.new_group(list(range(WORLD)), backend="cpu:gloo")  # a backend per device type
+assert dist.get_backend(g_dev) == "cpu:gloo" and dist.get_backend_config(g_dev) == "cpu:gloo"
+assert dist.get_backend() == "gloo"
 assert dist.get_default_backend_for_device("cpu") == "gloo"
 assert not dist.supports_complex(dist.ReduceOp.MAX) and dist.supports_complex(dist.ReduceOp.SUM)
 assert not dist.is_xccl_available()

@@ -5,6 +5,7 @@ process (threads stand in for the ranks); FSDP2's reshard_after_forward=False at
 one-rank subprocess."""
 
 import datetime
+import importlib
 import os
 import subprocess
 import sys
@@ -151,6 +152,9 @@ def test_distributed_c10d_keeps_torch_names():
     ]  # fmt: skip
     for name in names:
         assert getattr(c10d, name) is getattr(d, name), name
+    constants = importlib.import_module(d.__name__ + ".constants")  # as torch's
+    assert constants.default_pg_timeout is d.default_pg_timeout
+    assert constants.default_pg_timeout == datetime.timedelta(minutes=30)
     with pytest.raises(ValueError, match="Default process group has not been initialized"):
         c10d._get_default_store()
 

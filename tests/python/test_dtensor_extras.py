@@ -16,6 +16,8 @@ F = import_module(M.__name__ + ".nn.functional")
 # references kept before any DeviceMesh exists, when no routing is installed yet: ember's
 # guards hand a call with a DTensor to the DTensor mode (checked below)
 early_exp, early_sum, early_linear, early_gelu = M.exp, M.Tensor.sum, F.linear, F.gelu
+early_losses = {n: getattr(F, n) for n in ("mse_loss", "l1_loss", "huber_loss", "soft_margin_loss",
+                                           "binary_cross_entropy", "kl_div", "cross_entropy")}
 dist.init_process_group("gloo")
 mesh = dm.init_device_mesh("cpu", (WORLD,))
 
@@ -40,6 +42,27 @@ np.testing.assert_allclose(got.full_tensor().numpy(), F.gelu(M.arange(-2.0, 2.0)
 w_lin = dt.distribute_tensor(M.ones(3, 4), mesh, [dt.Shard(0)])
 got = early_linear(dt.distribute_tensor(M.ones(2, 4), mesh, [dt.Replicate()]), w_lin)
 assert got.placements == (dt.Shard(1),) and got.full_tensor().tolist() == [[4.0] * 3] * 2, got
+
+# losses kept before the mesh: Partial as torch's (the pointwise ones Partial(avg)), the
+# single-process value
+M.manual_seed(0)  # the same values on every rank
+pa, pb = M.rand(4, 3), M.rand(4, 3)
+labels = M.tensor([0, 2, 1, 2])
+da, db = (dt.distribute_tensor(t, mesh, [dt.Shard(0)]) for t in (pa, pb))
+dl = dt.distribute_tensor(labels, mesh, [dt.Shard(0)])
+for n, fn in early_losses.items():
+    args, plain = ((da, db), (pa, pb))
+    if n == "kl_div":
+        args, plain = (da.log(), db), (pa.log(), pb)
+    elif n == "cross_entropy":
+        args, plain = (da, dl), (pa, labels)
+    kw = {"reduction": "batchmean"} if n == "kl_div" else {}
+    got = fn(*args, **kw)
+    assert isinstance(got, dt.DTensor) and got.placements[0].is_partial(), (n, type(got))
+    if n not in ("kl_div", "cross_entropy"):
+        assert got.placements == (dt.Partial("avg"),), (n, got.placements)
+    np.testing.assert_allclose(got.full_tensor().item(), getattr(F, n)(*plain, **kw).item(),
+                               rtol=1e-5, err_msg=n)
 
 # a thread that never built a DTensor computes on one as the main thread does
 import threading

@@ -81,17 +81,19 @@ def install(root, modules):
     )
 
 
-def guard_kernels(namespace, mask, route_name):
+def guard_kernels(namespace, mask, route_name, also=()):
     """Puts a foreign guard that checks only the classes in the slots of `mask` in front of the
     extension functions of `namespace` (ember._C or one of its submodules: the kernels ember's
     Python functions call by attribute, so a reference to such a function taken before a
     DTensor existed still reaches DTensor's hook through its kernel). route_name(name, fn) is
-    the name the guard takes (`__name__`: the name the hook's mode routes the call by). Once per
-    namespace and mask; guards already in place stay."""
+    the name the guard takes (`__name__`: the name the hook's mode routes the call by). `also`:
+    names guarded although their signature names no Tensor (`broadcast_tensors(*tensors)`).
+    Once per namespace and mask; guards already in place stay."""
     for name, value in list(vars(namespace).items()):
         if name.startswith("_") or type(value).__name__ != "nb_func":
             continue
-        if "Tensor" not in (getattr(value, "__doc__", None) or "").split("\n", 1)[0]:
+        doc = (getattr(value, "__doc__", None) or "").split("\n", 1)[0]
+        if "Tensor" not in doc and name not in also:
             continue
         guard = _C._foreign_guard(value, mask)
         functools.update_wrapper(guard, value)

@@ -87,9 +87,9 @@ def get_backend_config(group=None):
     """get_backend_config(group=None) -> str
 
     The group's backend per device type, as torch writes it ("cpu:gloo,cuda:gloo" for a gloo
-    group)."""
+    group; a backend given per device type, "cpu:gloo", as it was given)."""
     backend = c10d.get_backend(group)
-    return f"cpu:{backend},cuda:{backend}"
+    return backend if ":" in backend else f"cpu:{backend},cuda:{backend}"
 
 
 def supports_complex(reduceOp):

@@ -32,12 +32,13 @@ class Backend(str):
 
     def __new__(cls, name):
         value = name.lower()
-        if value.startswith("cpu:"):
-            value = value[4:]
-        if value in ("nccl", "mpi", "ucc", "xccl"):
-            raise RuntimeError(f"Distributed package doesn't have {value.upper()} built in")
-        if value != "gloo" and value != "undefined":
-            raise ValueError(f"Invalid backend: '{name}'")
+        # "cpu:gloo" (a backend per device type) stays as written, as torch's
+        for part in value.split(","):
+            backend = part[4:] if part.startswith("cpu:") else part
+            if backend in ("nccl", "mpi", "ucc", "xccl"):
+                raise RuntimeError(f"Distributed package doesn't have {backend.upper()} built in")
+            if backend != "gloo" and backend != "undefined":
+                raise ValueError(f"Invalid backend: '{name}'")
         return str.__new__(cls, value)
 
 
@@ -46,10 +47,11 @@ class ProcessGroup:
 
     rank() and size() are this process's rank in the group and the group's size."""
 
-    def __init__(self, pg, ranks, name):
+    def __init__(self, pg, ranks, name, backend="gloo"):
         self._pg = pg
         self._ranks = list(ranks)
         self.group_name = name
+        self._backend = backend  # as init_process_group or new_group got it (get_backend)
 
     def rank(self):
         """rank() -> int
@@ -270,7 +272,7 @@ def init_process_group(
     a given store, then Gloo connects every pair of ranks."""
     if _world.default is not None:
         raise ValueError("trying to initialize the default process group twice!")
-    Backend(backend or "gloo")
+    backend = Backend(backend or "gloo")
     timeout = _timeout_arg(timeout)
     if store is not None:
         if init_method is not None:
@@ -292,7 +294,8 @@ def init_process_group(
     else:
         prefix = "" if attempt == "0" else f"attempt_{attempt}/"
     prefixed = PrefixStore(f"{prefix}default_pg", store)
-    pg = ProcessGroup(_new_pg(prefixed, rank, world_size, timeout, master), range(world_size), "0")
+    pg = _new_pg(prefixed, rank, world_size, timeout, master)
+    pg = ProcessGroup(pg, range(world_size), "0", backend)
     _world.default, _world.store, _world.count = pg, store, 1
     # torch's default store is the group's own PrefixStore ("0/" under "default_pg")
     _world.default_store = PrefixStore("0/", prefixed)
@@ -347,8 +350,7 @@ def new_group(
     A group of the given global ranks (all by default). Every process must call it, in the same
     order; processes outside ranks get GroupMember.NON_GROUP_MEMBER."""
     world = _default()
-    if backend is not None:
-        Backend(backend)
+    backend = world._backend if backend is None else Backend(backend)
     timeout = _timeout_arg(timeout) if timeout is not None else world._pg.timeout
     n = world.size()
     ranks = sorted(range(n) if ranks is None else ranks)
@@ -366,7 +368,7 @@ def new_group(
         return GroupMember.NON_GROUP_MEMBER
     store = PrefixStore(f"{_world.prefix}group_{name}", _world.store)
     pg = ProcessGroup(
-        _new_pg(store, ranks.index(me), len(ranks), timeout, _world.master), ranks, name
+        _new_pg(store, ranks.index(me), len(ranks), timeout, _world.master), ranks, name, backend
     )
     _world.groups.append(pg)
     return pg
@@ -391,9 +393,11 @@ def get_world_size(group=None):
 def get_backend(group=None):
     """get_backend(group=None) -> Backend
 
-    The backend of group: "gloo"."""
-    _group(group)
-    return Backend("gloo")
+    The backend of group ("gloo", or "cpu:gloo" as init_process_group or new_group got it)."""
+    g = _group(group)
+    if g is None:
+        raise ValueError("Invalid process group specified")
+    return Backend(g._backend)
 
 
 def get_process_group_ranks(group):

@@ -13,7 +13,7 @@ not torch's). See docs/ARCHITECTURE.md.
 """
 
 from . import default_planner, format_utils, metadata, planner, state_dict, stateful
-from ._api import CheckpointException, async_save, load, save
+from ._api import CheckpointException, async_save, load, load_state_dict, save, save_state_dict
 from .default_planner import DefaultLoadPlanner, DefaultSavePlanner
 from .filesystem import FileSystemReader, FileSystemWriter
 from .metadata import (
@@ -46,9 +46,11 @@ __all__ = [
     "default_planner",
     "format_utils",
     "load",
+    "load_state_dict",
     "metadata",
     "planner",
     "save",
+    "save_state_dict",
     "state_dict",
     "stateful",
 ]

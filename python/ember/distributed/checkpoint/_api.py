@@ -4,10 +4,11 @@ import concurrent.futures
 import io
 import pickle
 import traceback
+import warnings
 
 from ... import _C
 from .. import distributed_c10d as c10d
-from ..tensor._api import DTensor, Partial, Shard, _chunk_sizes, _lib
+from ..tensor._api import DTensor, Partial, Shard, _lib, _local_box
 from .filesystem import (
     FileSystemReader,
     FileSystemWriter,
@@ -16,7 +17,14 @@ from .filesystem import (
     encode_value,
 )
 
-__all__ = ["CheckpointException", "async_save", "load", "save"]
+__all__ = [
+    "CheckpointException",
+    "async_save",
+    "load",
+    "load_state_dict",
+    "save",
+    "save_state_dict",
+]
 
 
 class CheckpointException(BaseException):
@@ -128,16 +136,10 @@ def _box(t):
     if not isinstance(t, DTensor):
         return [0] * t.dim(), list(t.shape), True
     mesh = t.device_mesh
-    offsets, sizes = [0] * t.dim(), list(t.shape)
-    owner = True
-    for md, p in enumerate(t.placements):
-        me = mesh.get_local_rank(md)
-        if isinstance(p, Shard):
-            pieces = _chunk_sizes(sizes[p.dim], mesh.size(md))
-            offsets[p.dim] += sum(pieces[:me])
-            sizes[p.dim] = pieces[me]
-        elif me != 0:
-            owner = False
+    offsets, sizes = _local_box(t.shape, mesh, t.placements)
+    owner = all(
+        isinstance(p, Shard) or mesh.get_local_rank(md) == 0 for md, p in enumerate(t.placements)
+    )
     return offsets, sizes, owner
 
 
@@ -284,6 +286,7 @@ def _save(state_dict, writer, planner, dist):
         return None
 
     dist.all_gather("finish", finish)
+    return metadata
 
 
 def save(
@@ -296,14 +299,47 @@ def save(
     no_dist=False,
 ):
     """save(state_dict, *, checkpoint_id=None, storage_writer=None, planner=None,
-        process_group=None, no_dist=False) -> None
+        process_group=None, no_dist=False) -> Metadata
 
     Saves a (nested) state dict in parallel: every rank calls it, each writes only the chunks of
     its DTensors it owns (one copy of replicated data), and the coordinator (rank 0) writes the
     metadata once every rank has written. Stateful values are saved through state_dict()."""
     writer = _writer_of(storage_writer, checkpoint_id, FileSystemWriter)
     dist = _Dist(process_group, no_dist)
-    _save(state_dict, writer, planner, dist)
+    return _save(state_dict, writer, planner, dist)
+
+
+def _only_rank0_coordinates(name, coordinator_rank):
+    if coordinator_rank != 0:
+        raise NotImplementedError(f"{name}: ember's coordinator is rank 0; got {coordinator_rank}")
+
+
+def save_state_dict(
+    state_dict,
+    storage_writer,
+    process_group=None,
+    coordinator_rank=0,
+    no_dist=False,
+    planner=None,
+):
+    """save_state_dict(state_dict, storage_writer, process_group=None, coordinator_rank=0,
+        no_dist=False, planner=None) -> Metadata
+
+    The former name of save (deprecated, as torch's)."""
+    warnings.warn(
+        "`save_state_dict` is deprecated and will be removed in future versions."
+        "Please use `save` instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    _only_rank0_coordinates("save_state_dict", coordinator_rank)
+    return save(
+        state_dict,
+        storage_writer=storage_writer,
+        planner=planner,
+        process_group=process_group,
+        no_dist=no_dist,
+    )
 
 
 _ASYNC = {}
@@ -465,3 +501,31 @@ def load(
     reader = _writer_of(storage_reader, checkpoint_id, FileSystemReader)
     dist = _Dist(process_group, no_dist)
     _load(state_dict, reader, planner, dist)
+
+
+def load_state_dict(
+    state_dict,
+    storage_reader,
+    process_group=None,
+    coordinator_rank=0,
+    no_dist=False,
+    planner=None,
+):
+    """load_state_dict(state_dict, storage_reader, process_group=None, coordinator_rank=0,
+        no_dist=False, planner=None) -> None
+
+    The former name of load (deprecated, as torch's)."""
+    warnings.warn(
+        "`load_state_dict` is deprecated and will be removed in future versions. "
+        "Please use `load` instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    _only_rank0_coordinates("load_state_dict", coordinator_rank)
+    load(
+        state_dict,
+        storage_reader=storage_reader,
+        planner=planner,
+        process_group=process_group,
+        no_dist=no_dist,
+    )

@@ -16,7 +16,17 @@ the module's attributes until its backward (torch's). See docs/ARCHITECTURE.md.
 import functools
 
 from .. import distributed_c10d as c10d
-from ..tensor._api import DTensor, Replicate, Shard, _chunk_sizes, _lib, _reduce_scatter_rows
+from ..tensor._api import (
+    DTensor,
+    Replicate,
+    Shard,
+    _chunk_sizes,
+    _dtensor_parameter_class,
+    _lib,
+    _reduce_scatter_rows,
+    _shard,
+    _StridedShard,
+)
 
 __all__ = [
     "BackwardPrefetch",
@@ -90,8 +100,13 @@ class MixedPrecisionPolicy:
 class _Group:
     """The parameters one fully_shard call manages, gathered and reduced together."""
 
-    def __init__(self, entries, mesh, mp):
-        self.entries = entries  # [(owner module, name, DTensor parameter, global shape)]
+    def __init__(self, entries, mesh, mp, tp=None):
+        # [(owner module, name, DTensor parameter, the shape this group shards)]: the global
+        # shape, or for a tensor-parallel parameter its tp piece's
+        self.entries = entries
+        # per entry, None or (tp mesh, tp placements, global shape, the dim FSDP shards): the
+        # gathered tp piece becomes the module's DTensor parameter on the tp mesh
+        self.tp = tp or [None] * len(entries)
         self.mesh = mesh
         self.mp = mp
         # HSDP (a 2-d mesh): shard over the last dimension, replicate over the first
@@ -100,7 +115,9 @@ class _Group:
         self.group = mesh.get_group(mesh.ndim - 1)
         self.replicas = mesh.get_group(0) if mesh.ndim == 2 else None
         # a parameter sharded on dim d travels with d moved first (shard_placement_fn)
-        self.dims = [p.placements[-1].dim for _, _, p, _ in entries]
+        self.dims = [
+            t[3] if t else p.placements[-1].dim for (_, _, p, _), t in zip(entries, self.tp)
+        ]
         self.shapes = [
             (shape[d], *shape[:d], *shape[d + 1 :]) if shape else shape
             for (_, _, _, shape), d in zip(entries, self.dims)
@@ -303,8 +320,12 @@ class FSDPModule:
         # the attributes are nn.Parameters, as torch's unsharded parameters: aliases of the
         # gathered tensors, so their gradients still reach the gather's backward
         param = _lib().nn.Parameter
-        for (owner, name, _, _), full in zip(state.group.entries, state.group.unsharded):
-            owner._parameters[name] = full.as_subclass(param)
+        group = state.group
+        for (owner, name, _, _), full, tp in zip(group.entries, group.unsharded, group.tp):
+            if tp is None:
+                owner._parameters[name] = full.as_subclass(param)
+            else:  # the tp piece, a DTensor parameter on the tp mesh as tensor parallelism made it
+                owner._parameters[name] = _dtensor_parameter_class()._make(full, *tp[:3])
 
     def reshard(self):
         """reshard() -> None
@@ -536,7 +557,7 @@ def fully_shard(
     for sub in module.modules():
         if sub is not module and isinstance(sub, FSDPModule):
             managed |= {id(p) for _, _, p, _ in sub._fsdp_state.group.entries}
-    entries = []
+    entries, tp = [], []
     seen = {}
     for owner in module.modules():
         for name, p in list(owner._parameters.items()):
@@ -545,8 +566,6 @@ def fully_shard(
             if id(p) in seen:  # a tied parameter: the same shard under both names
                 owner._parameters[name] = seen[id(p)]
                 continue
-            if isinstance(p, DTensor):
-                raise ValueError("fully_shard: the module's parameters are already DTensors")
             shard = shard_placement_fn(p) if shard_placement_fn is not None else None
             shard = Shard(0) if shard is None else shard
             if not isinstance(shard, Shard) or not -max(p.dim(), 1) <= shard.dim < max(p.dim(), 1):
@@ -556,12 +575,17 @@ def fully_shard(
                     f"got {shard!r}"
                 )
             shard = Shard(shard.dim % max(p.dim(), 1))
-            dt = distribute_tensor(p.detach(), mesh, replicate + [shard], src_data_rank=None)
-            sp = Parameter(dt, p.requires_grad)
+            if isinstance(p, DTensor):
+                sp, info = _shard_tp_param(p, mesh, shard.dim)
+                shape = tuple(p._local_tensor.shape)
+            else:
+                dt = distribute_tensor(p.detach(), mesh, replicate + [shard], src_data_rank=None)
+                sp, info, shape = Parameter(dt, p.requires_grad), None, tuple(p.shape)
             seen[id(p)] = sp
             owner._parameters[name] = sp
-            entries.append((owner, name, sp, tuple(p.shape)))
-    state = _State(_Group(entries, mesh, mp), reshard_after_forward, mp)
+            entries.append((owner, name, sp, shape))
+            tp.append(info)
+    state = _State(_Group(entries, mesh, mp, tp), reshard_after_forward, mp)
     state.keeps_until_backward = True
     state.group.after_backward = functools.partial(_post_backward, state, module)
     module._fsdp_state = state
@@ -573,6 +597,40 @@ def fully_shard(
     if not isinstance(module, FSDPModule):
         module.__class__ = type(f"FSDP{cls.__name__}", (FSDPModule, cls), {})
     return module
+
+
+def _shard_tp_param(p, mesh, dim):
+    """A tensor-parallel DTensor parameter p (on a 1-d tp mesh) sharded on `dim` over the 1-d
+    mesh fully_shard got, a sibling slice of the same 2-d mesh (the 2-d "dp" x "tp" recipe): a
+    DTensor parameter on that 2-d mesh whose piece is this rank's chunk of its tp piece, and
+    the group's record of it. When tp also shards `dim` and dp comes first in the mesh, dp's
+    placement is _StridedShard (it cuts the tp piece), as torch's."""
+    tp_mesh = p.device_mesh
+    root = tp_mesh._root
+    if not (
+        mesh.ndim == 1
+        and tp_mesh.ndim == 1
+        and root is not None
+        and root is mesh._root
+        and root.ndim == 2
+        and mesh._root_dims != tp_mesh._root_dims
+    ):
+        raise ValueError(
+            "fully_shard: the module's parameters are already DTensors; fully_shard takes "
+            "DTensor parameters only on a 1-d slice of a 2-d DeviceMesh beside the one given"
+        )
+    dp_dim, tp_dim = mesh._root_dims[0], tp_mesh._root_dims[0]
+    tp_pl = p.placements[0]
+    placements = [None, None]
+    placements[tp_dim] = tp_pl
+    if isinstance(tp_pl, Shard) and tp_pl.dim == dim and dp_dim < tp_dim:
+        placements[dp_dim] = _StridedShard(dim, split_factor=tp_mesh.size())
+    else:
+        placements[dp_dim] = Shard(dim)
+    local = p._local_tensor.detach()
+    local = _shard(local, dim, mesh.size(), mesh.get_local_rank()).requires_grad_(p.requires_grad)
+    sp = _dtensor_parameter_class()._make(local, root, placements, tuple(p.shape))
+    return sp, (tp_mesh, p.placements, tuple(p.shape), dim)
 
 
 def register_fsdp_forward_method(module, method_name):

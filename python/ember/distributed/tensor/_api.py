@@ -51,7 +51,7 @@ class Shard(Placement):
         self.dim = dim
 
     def __eq__(self, other):
-        return isinstance(other, Shard) and other.dim == self.dim
+        return type(other) is Shard and other.dim == self.dim
 
     def __hash__(self):
         return hash(("shard", self.dim))
@@ -61,6 +61,43 @@ class Shard(Placement):
 
     def __str__(self):  # torch's short form
         return f"S({self.dim})"
+
+    def _with_dim(self, dim):
+        """The same kind of placement over tensor dim `dim` (rules that move dims keep a
+        _StridedShard strided)."""
+        return Shard(dim)
+
+
+class _StridedShard(Shard):
+    """_StridedShard(dim, split_factor)
+
+    Shard(dim) applied after the Shard(dim) placements of later mesh dimensions (split_factor:
+    the number of pieces they cut dim into): each rank holds its chunk of the piece those
+    leave it. FSDP2 over tensor-parallel parameters makes it (the dp mesh dimension shards
+    what the tp one left, so the tp piece gathers over dp alone), as torch's."""
+
+    def __init__(self, dim, split_factor):
+        super().__init__(dim)
+        self.split_factor = split_factor
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, _StridedShard)
+            and other.dim == self.dim
+            and other.split_factor == self.split_factor
+        )
+
+    def __hash__(self):
+        return hash(("strided", self.dim, self.split_factor))
+
+    def __repr__(self):
+        return f"_StridedShard(dim={self.dim}, sf={self.split_factor})"
+
+    def __str__(self):
+        return f"_S({self.dim}, {self.split_factor})"
+
+    def _with_dim(self, dim):
+        return _StridedShard(dim, self.split_factor)
 
 
 class Replicate(Placement):
@@ -205,13 +242,27 @@ def _normalize(placements, ndim_mesh, tensor_ndim):
     return tuple(out)
 
 
+def _shard_order(placements):
+    """The mesh dims that shard, in the order they cut: mesh order, _StridedShard ones last."""
+    plain = [md for md, p in enumerate(placements) if type(p) is Shard]
+    return plain + [md for md, p in enumerate(placements) if isinstance(p, _StridedShard)]
+
+
+def _local_box(shape, mesh, placements):
+    """(offsets, sizes) of this rank's piece in a tensor of global `shape`."""
+    offsets, sizes = [0] * len(shape), list(shape)
+    for md in _shard_order(placements):
+        d = placements[md].dim
+        pieces = _chunk_sizes(sizes[d], mesh.size(md))
+        me = mesh.get_local_rank(md)
+        offsets[d] += sum(pieces[:me])
+        sizes[d] = pieces[me]
+    return offsets, sizes
+
+
 def _local_shape(shape, mesh, placements):
     """This rank's piece's shape of a tensor of global `shape`."""
-    shape = list(shape)
-    for md, p in enumerate(placements):
-        if isinstance(p, Shard):
-            shape[p.dim] = _chunk_sizes(shape[p.dim], mesh.size(md))[mesh.get_local_rank(md)]
-    return tuple(shape)
+    return tuple(_local_box(shape, mesh, placements)[1])
 
 
 # --- moving data between layouts (plain local tensors, no autograd) -------------------------
@@ -220,7 +271,8 @@ def _local_shape(shape, mesh, placements):
 def _dim_length(shape, mesh, dim, md, current):
     """The length of tensor dim `dim` held before mesh dim md splits it."""
     length = shape[dim]
-    for other in range(md):
+    order = _shard_order(current)
+    for other in order[: order.index(md)] if md in order else range(md):
         p = current[other]
         if isinstance(p, Shard) and p.dim == dim:
             length = _chunk_sizes(length, mesh.size(other))[mesh.get_local_rank(other)]
@@ -274,8 +326,24 @@ def _reduce_scatter(local, dim, n, me, op, group):
 
 def _redistribute_local(local, shape, mesh, src, dst):
     """This rank's piece of a tensor of global `shape` laid out as `dst`, from its piece laid out
-    as `src` (both tuples of placements)."""
+    as `src` (both tuples of placements). A _StridedShard cuts the piece the other mesh dims
+    left: it is gathered first and cut last."""
+    if tuple(src) == tuple(dst):
+        return local
     current = list(src)
+    for md, s in enumerate(src):
+        if isinstance(s, _StridedShard):
+            local = _gather(local, shape, mesh, s.dim, md, current)
+            current[md] = Replicate()
+    strided = [md for md, d in enumerate(dst) if isinstance(d, _StridedShard)]
+    target = [Replicate() if md in strided else d for md, d in enumerate(dst)]
+    local = _redistribute_plain(local, shape, mesh, current, target)
+    for md in strided:
+        local = _shard(local, dst[md].dim, mesh.size(md), mesh.get_local_rank(md))
+    return local
+
+
+def _redistribute_plain(local, shape, mesh, current, dst):
     for md in range(mesh.ndim):
         s, d = current[md], dst[md]
         if s == d:
@@ -719,13 +787,11 @@ def distribute_tensor(tensor, device_mesh=None, placements=None, *, src_data_ran
             group = mesh.get_group(md)
             root = c10d.get_global_rank(group, src_data_rank % mesh.size(md))
             c10d.broadcast(full, src=root, group=group)
+    if any(isinstance(p, Partial) for p in placements):
+        raise ValueError("distribute_tensor: a tensor cannot be distributed as Partial")
     local = full
-    for md, p in enumerate(placements):
-        n, me = mesh.size(md), mesh.get_local_rank(md)
-        if isinstance(p, Shard):
-            local = _shard(local, p.dim, n, me)
-        elif isinstance(p, Partial):
-            raise ValueError("distribute_tensor: a tensor cannot be distributed as Partial")
+    for md in _shard_order(placements):
+        local = _shard(local, placements[md].dim, mesh.size(md), mesh.get_local_rank(md))
     if local is full and src_data_rank is None:
         local = full.clone()
     local.requires_grad_(tensor.requires_grad)

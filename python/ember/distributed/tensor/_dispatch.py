@@ -27,8 +27,8 @@ import threading
 
 from ... import _C, overrides
 from . import _api
-from ._api import DTensor
-from ._dispatch_utils import _fallback, _orig, _wrap
+from ._api import DTensor, Replicate, _StridedShard
+from ._dispatch_utils import _fallback, _is_inplace, _orig, _wrap
 from ._sharding_rules import (
     _ELEMENTWISE,
     _elementwise,
@@ -45,6 +45,7 @@ from ._sharding_rules_nn import (
     _ALONG_DIM,
     _along_dim,
     _cross_entropy,
+    _cross_entropy_kernel,
     _dropout,
     _embedding,
     _layer_norm,
@@ -115,7 +116,7 @@ def _guard_kernels(mask):
             chain, seen = getattr(chain, "__wrapped__", None), seen + 1
         return "_C." + name
 
-    guard_kernels(_C, mask, root_name)
+    guard_kernels(_C, mask, root_name, also=("broadcast_tensors",))
     guard_kernels(_C._nn, mask, lambda n, fn: n if n in _NN_SAME_CALL else "_C._nn." + n)
 
 
@@ -218,6 +219,7 @@ def _register():
     _RULES["rms_norm"] = _layer_norm
     _RULES["dropout"] = _dropout
     _RULES["cross_entropy"] = _cross_entropy
+    _RULES["_C._nn.cross_entropy"] = _cross_entropy_kernel
     _RULES["embedding"] = _embedding
     _RULES["scaled_dot_product_attention"] = _sdpa
     for n in ("transpose", "swapaxes", "swapdims", "t"):
@@ -230,7 +232,7 @@ def _register():
     _RULES.update(_NORM_RULES)
     _RULES.update(_LOSS_RULES)
     _RULES.update(_SETITEM_RULES)
-    _RULES.update(_foreach_rules(_foreach_names()))
+    _RULES.update(_FOREACH)
     for n in _LOCAL | _SELF_RETURNING:
         _RULES[n] = _local_call
 
@@ -241,7 +243,10 @@ def _foreach_names():
     return foreach.__all__
 
 
+_FOREACH = _foreach_rules(_foreach_names())
 _register()
+# the rules that keep a _StridedShard operand as it is (the others get it gathered)
+_KEEPS_STRIDED = {_elementwise, _local_call, *_FOREACH.values()}
 
 
 @contextlib.contextmanager
@@ -309,7 +314,36 @@ def dispatch(func, args, kwargs):
         )
     ):
         return _fallback(func, name, args, kwargs)
+    if rule not in _KEEPS_STRIDED and _has_strided(args, kwargs):
+        if _is_inplace(name) or name == "__setitem__":
+            raise NotImplementedError(
+                f"{name}: in place on a DTensor with _StridedShard placements; redistribute it "
+                "first"
+            )
+        args, kwargs = _unstride(args), {k: _unstride(v) for k, v in kwargs.items()}
     return rule(func, name, args, kwargs)
+
+
+def _strided(v):
+    return isinstance(v, DTensor) and any(isinstance(p, _StridedShard) for p in v._placements)
+
+
+def _has_strided(args, kwargs):
+    for v in (*args, *kwargs.values()):
+        if _strided(v) or isinstance(v, (list, tuple)) and any(_strided(x) for x in v):
+            return True
+    return False
+
+
+def _unstride(v):
+    """v with its _StridedShard mesh dims gathered (Replicate): the rules that move or cut
+    dims reason about plain Shard layouts; the elementwise, foreach and local ones keep it."""
+    if _strided(v):
+        pl = [Replicate() if isinstance(p, _StridedShard) else p for p in v._placements]
+        return v.redistribute(v._mesh, pl)
+    if isinstance(v, (list, tuple)):
+        return type(v)(_unstride(x) for x in v)
+    return v
 
 
 __all__ = []

@@ -111,13 +111,13 @@ def _elementwise(func, name, args, kwargs):
         if inplace:
             out = pls[0]
             if isinstance(out, Shard):
-                out = Shard(out.dim + out_nd - len(specs[0][1]))
+                out = out._with_dim(out.dim + out_nd - len(specs[0][1]))
         else:
             for sp, p in zip(specs, pls):
                 if isinstance(p, Shard):
                     o = p.dim + out_nd - len(sp[1])
                     if sp[1][p.dim] == out_shape[o]:
-                        out = Shard(o)
+                        out = p._with_dim(o)
                         break
         if out is None and any(isinstance(p, Partial) for p in pls):
             partials = [p for p in pls if isinstance(p, Partial)]
@@ -139,7 +139,7 @@ def _elementwise(func, name, args, kwargs):
             if isinstance(out, Shard):
                 d = out.dim - (out_nd - len(sp[1]))
                 if d >= 0 and sp[1][d] == out_shape[out.dim] and out_shape[out.dim] != 1:
-                    targets[i][md] = Shard(d)
+                    targets[i][md] = out._with_dim(d)
                 else:
                     targets[i][md] = Replicate()
                     syncs[i].append(md)

@@ -8,7 +8,7 @@ cosine_similarity and pairwise_distance are built from vector norms (_NormPartia
 torch builds them; einsum shards one subscript per mesh dim across every operand that has it.
 """
 
-from ._api import DTensor, Partial, Replicate, Shard
+from ._api import DTensor, Partial, Replicate, Shard, _lib
 from ._dispatch_utils import _arg, _fallback, _first_mesh, _move, _orig, _spec, _wrap
 from ._sharding_rules import _elementwise, _reduction
 from ._sharding_rules_norm import _linalg, _norm
@@ -25,6 +25,7 @@ _LOSSES = {
     "binary_cross_entropy_with_logits": (5, {"weight": 2, "pos_weight": 6}, (3, 4)),
     "kl_div": (4, {"log_target": 5}, (2, 3)),
     "poisson_nll_loss": (7, {"log_input": 2, "full": 3, "eps": 5}, (4, 6)),
+    "soft_margin_loss": (4, {}, (2, 3)),
 }
 _WEIGHT_FALLBACK = ("mse_loss", "l1_loss", "huber_loss")
 
@@ -51,6 +52,34 @@ def _pointwise_loss(func, name, args, kwargs):
         total = _reduction(_orig("sum"), "sum", (loss,), {})
         return _ew("div", total, loss.shape[0]) if loss.ndim else total
     return _reduction(_orig(reduction), reduction, (loss,), {})
+
+
+# ember._C._nn's loss kernels, which nn.functional's Python losses call (a loss kept before any
+# mesh existed reaches the DTensor mode through them): the position of the reduction (torch's
+# enum) and of the other options, by the public function's names
+_KERNELS = {
+    "mse_loss": (2, {}),
+    "l1_loss": (2, {}),
+    "soft_margin_loss": (2, {}),
+    "smooth_l1_loss": (2, {"beta": 3}),
+    "huber_loss": (2, {"delta": 3}),
+    "binary_cross_entropy": (3, {"weight": 2}),
+    "binary_cross_entropy_with_logits": (4, {"weight": 2, "pos_weight": 3}),
+    "kl_div": (2, {"log_target": 3}),
+    "poisson_nll_loss": (5, {"log_input": 2, "full": 3, "eps": 4}),
+}
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _loss_kernel(func, name, args, kwargs):
+    """A loss kernel's call as the public loss's, whose rule keeps the shards."""
+    public = name.rpartition(".")[2]
+    pos, names = _KERNELS[public]
+    if kwargs or len(args) <= pos or args[pos] not in _REDUCTIONS:
+        return _fallback(func, name, args, kwargs)
+    kw = {k: args[i] for k, i in names.items()}
+    kw["reduction"] = _REDUCTIONS[args[pos]]
+    return _pointwise_loss(_orig(public, _lib().nn.functional), public, tuple(args[:2]), kw)
 
 
 def _vector_norm(x, p, dim, keepdim):
@@ -142,6 +171,7 @@ def _einsum(func, name, args, kwargs):
 
 RULES = {
     **dict.fromkeys(_LOSSES, _pointwise_loss),
+    **dict.fromkeys(("_C._nn." + n for n in _KERNELS), _loss_kernel),
     "cosine_similarity": _cosine_similarity,
     "pairwise_distance": _pairwise_distance,
     "einsum": _einsum,

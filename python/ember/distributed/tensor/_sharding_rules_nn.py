@@ -20,6 +20,7 @@ from ._dispatch_utils import (
     _first_mesh,
     _is_t,
     _move,
+    _orig,
     _spec,
     _sync_rng,
     _wrap,
@@ -200,6 +201,22 @@ def _cross_entropy(func, name, args, kwargs):
                 c10d.all_reduce(denom, group=mesh.get_group(md))
         total = total / denom.to(total.dtype)[0]
     return _wrap(total, mesh, pl, ())
+
+
+def _cross_entropy_kernel(func, name, args, kwargs):
+    """ember._C._nn.cross_entropy(input, target, weight, reduction, ignore_index,
+    label_smoothing), which nn.functional's cross_entropy calls (so one kept before any mesh
+    existed reaches the DTensor mode), as the public function's call (torch's enum reduction)."""
+    if kwargs or len(args) != 6 or args[3] not in (0, 1, 2):
+        return _fallback(func, name, args, kwargs)
+    public = _orig("cross_entropy", _lib().nn.functional)
+    opts = {
+        "weight": args[2],
+        "reduction": ("none", "mean", "sum")[args[3]],
+        "ignore_index": args[4],
+        "label_smoothing": args[5],
+    }
+    return _cross_entropy(public, "cross_entropy", args[:2], opts)
 
 
 def _embedding(func, name, args, kwargs):

@@ -10,7 +10,7 @@ then runs on the local pieces with its own arguments, since those only name unto
 """
 
 from ._api import DTensor, Partial, Replicate, Shard, _lib
-from ._dispatch_utils import _arg, _fallback, _full, _is_t, _move, _spec, _wrap
+from ._dispatch_utils import _arg, _fallback, _full, _is_t, _move, _orig, _spec, _wrap
 
 # --- shared: placements that follow an untouched dim ------------------------------------------
 
@@ -180,6 +180,16 @@ def _expand(func, name, args, kwargs):
         -1 if i >= lead and (i - lead) not in touched else s for i, s in enumerate(sizes)
     ]
     return _run(func, args, {}, touched, lambda d: d + lead, lambda loc: loc.expand(local_sizes))
+
+
+def _broadcast_tensors(func, name, args, kwargs):
+    """Each DTensor expanded to the broadcast shape (expand's rule: the shards stay)."""
+    ts = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
+    if kwargs or not ts or not all(isinstance(t, DTensor) for t in ts):
+        return _fallback(func, name, args, kwargs)
+    shape = list(_lib().broadcast_shapes(*(t.shape for t in ts)))
+    expand = _orig("expand", _lib().Tensor)
+    return tuple(_expand(expand, "expand", (t, shape), {}) for t in ts)
 
 
 def _repeat(func, name, args, kwargs):
@@ -384,6 +394,7 @@ RULES = {
     "squeeze": _squeeze,
     "expand": _expand,
     "expand_as": _expand,
+    "broadcast_tensors": _broadcast_tensors,
     "repeat": _repeat,
     "__getitem__": _getitem,
     "cat": _cat,

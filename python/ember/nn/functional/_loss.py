@@ -11,7 +11,7 @@ import warnings
 
 from ... import _C
 from ..._autocast_policy import fp32 as _autocast_fp32
-from ..._C import Tensor, broadcast_shapes, broadcast_tensors, clamp, int64, log, minimum
+from ..._C import Tensor, broadcast_shapes, int64
 from ..._ops import _names, _op_range
 from ..._ops.creation import ones_like, tensor
 from ..._type_info import scalar_type_name
@@ -295,7 +295,7 @@ def _pointwise_loss(kernel, input, target, size_average, reduce, reduction, weig
     the shapes, then the reduction, then (unweighted, in its kernel `float_only`) the dtype."""
     _warn_size(input, target)
     reduction = _string(size_average, reduce, reduction)
-    input, target = broadcast_tensors(input, target)
+    input, target = _C.broadcast_tensors(input, target)
     # torch's l1 subtracts (refusing a bool), its mse kernel computes in the result dtype
     pair = _unbool(input, target) if float_only else (input, target)
     if weight is not None:
@@ -356,7 +356,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta == 0:  # torch computes l1_loss here (its dtype rules and errors included)
         return l1_loss(input, target, reduction={_NONE: "none", _SUM: "sum"}.get(red, "mean"))
     _no_bool(input, "smooth_l1_cpu", target)  # after the reduction's check, as torch
-    input, target = _unbool(*broadcast_tensors(input, target))
+    input, target = _unbool(*_C.broadcast_tensors(input, target))
     return _nn.smooth_l1_loss(input, target, red, beta)
 
 
@@ -370,7 +370,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _no_bool(input, "huber_cpu", target)
-    input, target = broadcast_tensors(input, target)
+    input, target = _C.broadcast_tensors(input, target)
     if weight is not None:
         return _weighted(
             _nn.huber_loss(input, target, _NONE, delta), weight, input, reduction, False
@@ -478,8 +478,8 @@ def triplet_margin_with_distance_loss(
     d_pos = dist(anchor, positive)
     d_neg = dist(anchor, negative)
     if swap:
-        d_neg = minimum(d_neg, dist(positive, negative))
-    loss = clamp(margin + d_pos - d_neg, min=0)
+        d_neg = _C.minimum(d_neg, dist(positive, negative))
+    loss = _C.clamp(margin + d_pos - d_neg, min=0)
     return loss.mean() if red == _MEAN else loss.sum() if red == _SUM else loss
 
 
@@ -558,7 +558,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction="mean
     var = var.clone()
     with no_grad():
         var.clamp_(min=eps)
-    loss = 0.5 * (log(var) + (input - target) ** 2 / var)
+    loss = 0.5 * (_C.log(var) + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     if reduction == "mean":
