@@ -340,6 +340,18 @@ SWEEP = [
     ("T.tensordot(T.zeros(2, 0), T.zeros(0, 0), 1).shape", ("value", [2, 0])),
     ("T.tensor(1.5).size(0)", ("IndexError", "Dimension specified as 0 but tensor has no dim")),
     ("T.tensor(1.5).stride(-1)", ("IndexError", "Dimension specified as -1 but tensor has no")),
+    # session 20: out= is checked (dtype, then the kernel's refusal) as torch's structured
+    # kernels do, complex operands and outs included
+    (f"T.atan2({_Z}, {_Z}, out=T.empty(2, dtype=T.bool))", ("RuntimeError", "can't be cast")),
+    (f"T.frac({_B}, out={_E})", ("RuntimeError", "Found dtype ComplexFloat but expected Bool")),
+    (f"T.round({_Z}, out=T.empty(2))", ("RuntimeError", "Found dtype Float but expected Complex")),
+    (f"T.erf({_Z}, out={_E})", ("NotImplementedError", "not implemented for 'ComplexFloat'")),
+    (f"T.ceil({_Z}, out=T.empty(2))", ("NotImplementedError", "ceil is not supported for complex")),
+    (f"T.sign({_Z}, out={_B})", ("NotImplementedError", "Please use torch.sgn instead.")),
+    (f"T.abs({_Z}, out=T.empty(2, dtype=T.float16))", ("float16", [1.4142, 2.0])),
+    (f"T.abs({_Z}, out={_E})", ("complex64", [1.4142136, 2.0])),
+    (f"T.abs({_Z}, out={_I})", ("RuntimeError", "result type Float can't be cast to the desired")),
+    (f"T.abs({_Z}, out={_E}.to(T.complex128))", ("RuntimeError", "Found dtype ComplexDouble")),
 ]
 
 
