@@ -352,6 +352,31 @@ SWEEP = [
     (f"T.abs({_Z}, out={_E})", ("complex64", [1.4142136, 2.0])),
     (f"T.abs({_Z}, out={_I})", ("RuntimeError", "result type Float can't be cast to the desired")),
     (f"T.abs({_Z}, out={_E}.to(T.complex128))", ("RuntimeError", "Found dtype ComplexDouble")),
+    # nn.functional: torch's dtype rules, complex inputs, and int64 local_response_norm, whose
+    # window average truncates (avg_pool2d of int64)
+    (
+        "T.nn.functional.local_response_norm(T.tensor([[[3], [4]]]), 3)",
+        ("float32", [2.9981771, 3.9975700]),
+    ),
+    (
+        "T.nn.functional.local_response_norm(T.ones(1, 2, 3, 1).bool(), 2)",
+        ("NotImplementedError", "\"avg_pool3d_out_frame\" not implemented for 'Bool'"),
+    ),
+    (
+        "T.nn.functional.rms_norm(T.ones(2, dtype=T.int32), (2,))",
+        ("NotImplementedError", "rms_norm"),
+    ),
+    (
+        f"T.nn.functional.rms_norm({_Z}, (2,))",
+        ("complex64", [0.8044959 - 0.4972058j, 1.3017017 + 0.3072901j]),
+    ),
+    ("T.zeros(2).exponential_(-1)", ("RuntimeError", "exponential_ expects lambda > 0.0")),
+    (f"{_I}.exponential_()", ("RuntimeError", "dtype must be a floating point but you specified")),
+    (f"T.nn.functional.gumbel_softmax({_I}[:0])", ("float32", [])),
+    (f"T.nn.functional.logsigmoid({_B})", ("NotImplementedError", "log_sigmoid_cpu")),
+    (f"T.nn.functional.softsign({_Z})", ("complex64", [0.4142136 + 0.4142136j, 2j / 3])),
+    (f"T.nn.functional.tanhshrink({_Z})", ("complex64", [-0.0839232 + 0.7282474j, 4.1850395j])),
+    (f"T.nn.functional.l1_loss({_Z}, {_Z}.flip(0))", ("float32", [1.4142135])),
 ]
 
 

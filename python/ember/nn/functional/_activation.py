@@ -327,6 +327,8 @@ def softsign(input):
     """softsign(input) -> Tensor
 
     x / (1 + |x|)."""
+    if isinstance(input, _C.Tensor) and input.is_complex():  # the kernel is real
+        return input / (1 + input.abs())
     try:
         return _nn.softsign(input)
     except TypeError:
@@ -372,6 +374,8 @@ def logsigmoid(input):
     """logsigmoid(input) -> Tensor
 
     log(sigmoid(x)), computed stably."""
+    if isinstance(input, _C.Tensor) and input.dtype == _C.bool:  # before the negation inside
+        _float_kernel("log_sigmoid_cpu", input.dtype)
     return _nn.log_sigmoid(input)
 
 
@@ -379,6 +383,8 @@ def tanhshrink(input):
     """tanhshrink(input) -> Tensor
 
     x - tanh(x)."""
+    if isinstance(input, _C.Tensor) and input.is_complex():  # the kernel is real
+        return input - input.tanh()
     try:
         return _nn.tanhshrink(input)
     except TypeError:

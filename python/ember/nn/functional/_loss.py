@@ -330,7 +330,15 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     """l1_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None)
 
     Mean absolute error (optionally weighted per element)."""
-    return _pointwise_loss(_nn.l1_loss, input, target, size_average, reduce, reduction, weight)
+    complex_pair = any(isinstance(t, _C.Tensor) and t.is_complex() for t in (input, target))
+    kernel = _complex_l1 if complex_pair else _nn.l1_loss
+    return _pointwise_loss(kernel, input, target, size_average, reduce, reduction, weight)
+
+
+def _complex_l1(input, target, red):
+    """torch's l1 of complex operands: |input - target| (real), reduced."""
+    d = (input - target).abs()
+    return d if red == _NONE else d.mean() if red == _MEAN else d.sum()
 
 
 def _no_bool(input, kernel, target=None):
