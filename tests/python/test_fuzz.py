@@ -377,6 +377,29 @@ SWEEP = [
     (f"T.nn.functional.softsign({_Z})", ("complex64", [0.4142136 + 0.4142136j, 2j / 3])),
     (f"T.nn.functional.tanhshrink({_Z})", ("complex64", [-0.0839232 + 0.7282474j, 4.1850395j])),
     (f"T.nn.functional.l1_loss({_Z}, {_Z}.flip(0))", ("float32", [1.4142135])),
+    (f"T.nn.functional.pairwise_distance({_Z}[None], {_Z}.flip(0)[None])", ("float32", [2.0])),
+    (
+        f"T.nn.functional.triplet_margin_loss({_Z}[None], {_Z}.flip(0)[None], {_Z}[None] * 2)",
+        ("float32", [0.5505102]),
+    ),
+    (f"T.nn.functional.poisson_nll_loss({_Z}, {_Z}.flip(0))", ("complex64", [2.5263 - 0.4017j])),
+    (f"T.nn.functional.unfold({_Z}.reshape(1, 1, 1, 2), (1, 1))", ("complex64", [1 + 1j, 2j])),
+    ("T.softmax(T.zeros(0, dtype=T.bool), 0)", ("bool", [])),
+    ("T.log_softmax(T.zeros(0, 3, dtype=T.int32), -1)", ("int32", [])),
+    # complex lerp and addcdiv; a real dtype= of a complex scan or product casts first
+    (f"T.lerp({_Z}, {_Z}.flip(0), 0.7)", ("complex64", [0.3 + 1.7j, 0.7 + 1.3j])),
+    (
+        f"T.lerp({_Z}, {_Z}.flip(0), T.tensor([0.5 + 1j, 0.2]))",
+        ("complex64", [-0.5 + 0.5j, 0.2 + 1.8j]),
+    ),
+    (f"T.lerp({_Z}, {_Z}, T.ones(2))", ("RuntimeError", "for `weight` but got dtype float")),
+    (f"T.addcdiv({_Z}, {_Z}, {_Z}.flip(0), value=0.5)", ("complex64", [1.25 + 0.75j, 0.5 + 2.5j])),
+    (f"T.cumsum({_Z}, 0, dtype=T.float32)", ("float32", [1.0, 1.0])),
+    (f"T.prod({_Z}, 0, dtype=T.float64)", ("float64", [0.0])),
+    (
+        "T.frexp(T.tensor([1.5, -0.1], dtype=T.bfloat16))",
+        ("bfloat16", [0.75, -0.8008], "int32", [1, -3]),
+    ),
 ]
 
 

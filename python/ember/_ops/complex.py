@@ -389,6 +389,8 @@ def _real_pair_op(fn):
 
 def _prod(input, dim=None, keepdim=False, *, dtype=None):
     z = input if dtype is None else input.to(dtype)
+    if not z.is_complex():  # a real dtype= casts first (torch's warning), then the real op
+        return _C.prod(z, keepdim=keepdim) if dim is None else _C.prod(z, dim, keepdim)
     if dim is not None and z.dim() == 0:  # the value itself, once sum has checked dim
         return z.sum(dim, keepdim)
     if dim is None:

@@ -768,6 +768,10 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
                 f"{len(shape) - 1}because this dimension is empty and the operation does not "
                 "have an identity"
             )
+    if any(isinstance(t, _C.Tensor) and t.is_complex() for t in (x1, x2)):
+        from ...linalg import vector_norm  # the kernel is real; torch's norm of the difference
+
+        return vector_norm(x1 - x2 + eps, p, -1, keepdim)
     return _nn.pairwise_distance(x1, x2, p, eps, keepdim)
 
 

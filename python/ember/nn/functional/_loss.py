@@ -16,7 +16,7 @@ from ..._ops import _names, _op_range
 from ..._ops.creation import ones_like, tensor
 from ..._type_info import scalar_type_name
 from ...autograd.grad_mode import no_grad
-from ._activation import _float_kernel, _raise_if_not_tensor
+from ._activation import _float_kernel, _raise_if_not_tensor, pairwise_distance
 
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
@@ -458,6 +458,17 @@ def triplet_margin_loss(
     red = _enum(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
+    if any(isinstance(t, Tensor) and t.is_complex() for t in (anchor, positive, negative)):
+        # the kernel is real; torch's composite of complex pairwise distances
+        return triplet_margin_with_distance_loss(
+            anchor,
+            positive,
+            negative,
+            distance_function=lambda a, b: pairwise_distance(a, b, p, eps),
+            margin=margin,
+            swap=swap,
+            reduction=("none", "mean", "sum")[red],
+        )
     return _nn.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, red)
 
 
@@ -543,7 +554,12 @@ def poisson_nll_loss(
     reduction = _string(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not a valid value for reduction")
-    return _nn.poisson_nll_loss(input, target, log_input, full, eps, _reduction_enum(reduction))
+    red = _reduction_enum(reduction)
+    if not full and any(isinstance(t, _C.Tensor) and t.is_complex() for t in (input, target)):
+        # the kernel is real; torch's composite over complex operands
+        loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
+        return loss if red == _NONE else loss.mean() if red == _MEAN else loss.sum()
+    return _nn.poisson_nll_loss(input, target, log_input, full, eps, red)
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction="mean"):
