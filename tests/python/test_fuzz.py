@@ -400,6 +400,23 @@ SWEEP = [
         "T.frexp(T.tensor([1.5, -0.1], dtype=T.bfloat16))",
         ("bfloat16", [0.75, -0.8008], "int32", [1, -3]),
     ),
+    # torch computes hinge_embedding_loss of integers in their dtype (the margin truncated to
+    # it; mean refuses them); bool and unsigned refusals
+    (
+        "T.nn.functional.hinge_embedding_loss(T.tensor([0, 1, -3, 5], dtype=T.int16), "
+        "T.tensor([-1, -1, -1, 1]), margin=1.5, reduction='none')",
+        ("int16", [1, 0, 4, 5]),
+    ),
+    (f"T.nn.functional.hinge_embedding_loss({_I}, {_I})", ("RuntimeError", "mean(): could not")),
+    ("T.searchsorted(T.tensor([False, True]), True)", ("NotImplementedError", "searchsorted_out")),
+    (f"T.bucketize({_I}, {_B}.flip(0))", ("int64", [1, 2])),
+    (f"T.mvlgamma({_B}, 1)", ("RuntimeError", "The input tensor may not be a boolean tensor.")),
+    (f"T.nn.functional.hardtanh({_I}.to(T.uint8))", ("RuntimeError", "on an unsigned type")),
+    (f"T.nn.functional.hardtanh({_I}.to(T.uint8), -0.5, 1)", ("uint8", [1, 1])),
+    (
+        f"T.nn.functional.multilabel_soft_margin_loss({_B}[None], {_B}[None])",
+        ("NotImplementedError", "log_sigmoid_cpu"),
+    ),
 ]
 
 

@@ -282,6 +282,8 @@ def mvlgamma(input, p):
     """mvlgamma(input, p) -> Tensor
 
     The log of the multivariate gamma function of dimension p, elementwise."""
+    if isinstance(input, Tensor) and input.dtype == _C.bool:
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     _refuse_complex("arange", input)  # torch fails in the arange of its offsets

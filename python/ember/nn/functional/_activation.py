@@ -286,6 +286,12 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     Clamps into [min_val, max_val]."""
     if min_val > max_val:
         raise ValueError(f"hardtanh: expected min_val <= max_val; got {min_val} > {max_val}")
+    if (
+        isinstance(input, _C.Tensor)
+        and input.dtype == _C.uint8
+        and min(int(min_val), int(max_val)) < 0
+    ):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     if isinstance(input, _C.Tensor) and input.is_quantized:
         return _quantized._hardtanh(input, min_val, max_val, inplace)
     if inplace:

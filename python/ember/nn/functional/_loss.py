@@ -14,6 +14,7 @@ from ..._autocast_policy import fp32 as _autocast_fp32
 from ..._C import Tensor, broadcast_shapes, broadcast_tensors, clamp, int64, log, minimum
 from ..._ops import _names, _op_range
 from ..._ops.creation import ones_like, tensor
+from ..._ops.index import where
 from ..._type_info import scalar_type_name
 from ...autograd.grad_mode import no_grad
 from ._activation import _float_kernel, _raise_if_not_tensor, pairwise_distance
@@ -502,6 +503,9 @@ def triplet_margin_with_distance_loss(
     return loss.mean() if red == _MEAN else loss.sum() if red == _SUM else loss
 
 
+_INTEGRAL = frozenset((_C.uint8, _C.int8, _C.int16, _C.int32, int64))
+
+
 @_autocast_fp32
 def hinge_embedding_loss(
     input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"
@@ -510,7 +514,13 @@ def hinge_embedding_loss(
         reduction='mean')
 
     x for target 1, max(0, margin - x) for target -1."""
-    return _nn.hinge_embedding_loss(input, target, margin, _enum(size_average, reduce, reduction))
+    red = _enum(size_average, reduce, reduction)
+    if isinstance(input, Tensor) and input.dtype in _INTEGRAL:
+        # torch computes in input's integer dtype, the margin truncated to it; mean refuses it
+        margin_part = (int(margin) - input).clamp_min(0)
+        loss = where(target != 1, margin_part, 0) + where(target != -1, input, 0)
+        return loss if red == _NONE else loss.mean() if red == _MEAN else loss.sum()
+    return _nn.hinge_embedding_loss(input, target, margin, red)
 
 
 @_autocast_fp32
@@ -622,6 +632,8 @@ def multilabel_soft_margin_loss(
 
     Per-class binary cross-entropy with logits, averaged over classes."""
     red = _enum(size_average, reduce, reduction)
+    if isinstance(input, Tensor) and input.dtype == _C.bool:  # torch's logsigmoid refuses it first
+        _float_kernel("log_sigmoid_cpu", input.dtype)
     return _nn.multilabel_soft_margin_loss(input, target, weight, red)
 
 
