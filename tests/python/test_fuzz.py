@@ -417,6 +417,13 @@ SWEEP = [
         f"T.nn.functional.multilabel_soft_margin_loss({_B}[None], {_B}[None])",
         ("NotImplementedError", "log_sigmoid_cpu"),
     ),
+    # a 0-d complex input reduced over its dim is returned with index 0 (no kernel); the median
+    # of an empty complex tensor is nan; aminmax refuses complex
+    (f"T.mode({_S})", ("complex64", [1j], "int64", [0])),
+    (f"T.cummax({_S}, 0)", ("complex64", [1j], "int64", [0])),
+    (f"T.kthvalue({_S}, 1, -1)", ("complex64", [1j], "int64", [0])),
+    (f"T.median({_E})", ("complex64", [complex("nan")])),
+    (f"T.aminmax({_S}, dim=0)", ("RuntimeError", "aminmax not implemented for ComplexFloat")),
 ]
 
 

@@ -215,6 +215,8 @@ def aminmax(input, *, dim=None, keepdim=False):
     The minimum and the maximum, over dim or all elements, in one call."""
     from .. import return_types
 
+    if isinstance(input, Tensor) and input.is_complex() and input.numel():  # empty: checks first
+        raise RuntimeError(f"aminmax not implemented for {scalar_type_name(input.dtype)}")
     if dim is None:
         if input.numel() == 0:  # torch's check for the all-elements form
             raise RuntimeError(
