@@ -424,6 +424,7 @@ SWEEP = [
     (f"T.kthvalue({_S}, 1, -1)", ("complex64", [1j], "int64", [0])),
     (f"T.median({_E})", ("complex64", [complex("nan")])),
     (f"T.aminmax({_S}, dim=0)", ("RuntimeError", "aminmax not implemented for ComplexFloat")),
+    (f"T.aminmax({_Z}, dim=0)", ("NotImplementedError", "aminmax_cpu")),
 ]
 
 
