@@ -409,6 +409,7 @@ SWEEP = [
     ),
     (f"T.nn.functional.hinge_embedding_loss({_I}, {_I})", ("RuntimeError", "mean(): could not")),
     ("T.searchsorted(T.tensor([False, True]), True)", ("NotImplementedError", "searchsorted_out")),
+    (f"T.bucketize({_B}[:0], {_B}.flip(0))", ("int64", [])),
     (f"T.bucketize({_I}, {_B}.flip(0))", ("int64", [1, 2])),
     (f"T.mvlgamma({_B}, 1)", ("RuntimeError", "The input tensor may not be a boolean tensor.")),
     (f"T.nn.functional.hardtanh({_I}.to(T.uint8))", ("RuntimeError", "on an unsigned type")),
