@@ -426,6 +426,8 @@ SWEEP = [
     (f"T.median({_E})", ("complex64", [complex("nan")])),
     (f"T.aminmax({_S}, dim=0)", ("RuntimeError", "aminmax not implemented for ComplexFloat")),
     (f"T.aminmax({_Z}, dim=0)", ("NotImplementedError", "aminmax_cpu")),
+    # complex negation negates each part: -(1 + 0j) is -1 - 0j, whose angle is -pi
+    ("T.angle(-T.tensor([1 + 0j]))", ("float32", [-3.1415927])),
 ]
 
 

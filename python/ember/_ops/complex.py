@@ -340,7 +340,11 @@ def _reciprocal(z):
 
 
 def _neg(z):
-    return z * -1
+    # each part negated, as torch's: z * -1 would give -1 + 0j for 1 + 0j (torch: -1 - 0j)
+    return view_as_complex(_C.neg(view_as_real(z)))
+
+
+_neg = _names.named(_neg, "NegBackward0")
 
 
 def _square(z):
