@@ -523,10 +523,10 @@ def _caller_level():
     return level
 
 
-def _write_one(name, result, out):
+def _write_one(name, result, out, cast=False):
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {_describe(out)}")
-    if name in _SAME_DTYPE and result.dtype != out.dtype:
+    if name in _SAME_DTYPE and result.dtype != out.dtype and not cast:
         raise RuntimeError(
             f"Found dtype {_type_name(out.dtype)} but expected {_type_name(result.dtype)}"
         )
@@ -620,9 +620,67 @@ def _call_out(name, orig, args, kwargs, out):
             if had is not None and tuple(out.shape) != had:
                 _warn_resized(had, tuple(out.shape))
             return out
+    if form is not None and isinstance(out, Tensor):
+        complex_abs = _complex_abs(name, args)
+        if not (complex_abs and not out.is_complex()):
+            _check_out_first(name, form, args, kwargs, out)
+        if complex_abs:
+            return _write_one(name, orig(*args, **kwargs), out, cast=True)
     if name in _DTYPE_FROM_OUT and kwargs.get("dtype") is None and isinstance(out, Tensor):
         kwargs["dtype"] = out.dtype
     return write_out(name, orig(*args, **kwargs), out)
+
+
+def _complex_abs(name, args):
+    """torch's abs of a complex input casts its real result into out: any out its dtype casts
+    to, or a complex out of the input's dtype (checked as the other calls, which keep the input's
+    dtype exactly)."""
+    return name in ("abs", "absolute") and _complex_first(args)
+
+
+def _complex_first(args):
+    return bool(args) and isinstance(args[0], Tensor) and args[0].is_complex()
+
+
+# ops whose CPU kernels refuse a complex input before torch checks out= (torch's texts)
+_REFUSES_COMPLEX = {
+    "ceil": "ceil is not supported for complex inputs",
+    "floor": "floor is not supported for complex inputs",
+    "trunc": "trunc is not supported for complex inputs",
+    "fix": "trunc is not supported for complex inputs",
+    "sign": "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+    "torch.sgn instead.",
+}
+
+
+def _as_meta(v):
+    if not isinstance(v, Tensor):
+        return v
+    return _C._empty_meta(list(v.shape), list(v.stride()), v.dtype)
+
+
+def _meta_checkable(v):
+    if not isinstance(v, Tensor):
+        return isinstance(v, (int, float, complex, bool))
+    return type(v) is Tensor and v.device.type in _PLAIN_DEVICES and not v.is_quantized
+
+
+def _check_out_first(name, form, args, kwargs, out):
+    """torch's out= checks (out's dtype, its memory) before the kernel's dtype refusal, for the
+    calls the out= kernels do not take (a complex operand or out): the out= kernel runs on meta
+    copies, which checks out as torch's structured kernels do and computes nothing; the call
+    itself then runs through write_out."""
+    if name in _REFUSES_COMPLEX and _complex_first(args):
+        raise NotImplementedError(_REFUSES_COMPLEX[name])
+    values = [*args, *kwargs.values(), out]
+    if not all(_meta_checkable(v) for v in values):
+        return
+    meta_kwargs = {k: _as_meta(v) for k, v in kwargs.items()}
+    try:
+        form(*[_as_meta(a) for a in args], out=_as_meta(out), **meta_kwargs)
+    except TypeError as e:  # a form of the op the out= kernel does not take
+        if "incompatible function arguments" not in str(e):
+            raise
 
 
 # The elementwise ops whose out= runs their out= kernel, after torch's out= checks in C++

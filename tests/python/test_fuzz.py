@@ -340,6 +340,94 @@ SWEEP = [
     ("T.tensordot(T.zeros(2, 0), T.zeros(0, 0), 1).shape", ("value", [2, 0])),
     ("T.tensor(1.5).size(0)", ("IndexError", "Dimension specified as 0 but tensor has no dim")),
     ("T.tensor(1.5).stride(-1)", ("IndexError", "Dimension specified as -1 but tensor has no")),
+    # session 20: out= is checked (dtype, then the kernel's refusal) as torch's structured
+    # kernels do, complex operands and outs included
+    (f"T.atan2({_Z}, {_Z}, out=T.empty(2, dtype=T.bool))", ("RuntimeError", "can't be cast")),
+    (f"T.frac({_B}, out={_E})", ("RuntimeError", "Found dtype ComplexFloat but expected Bool")),
+    (f"T.round({_Z}, out=T.empty(2))", ("RuntimeError", "Found dtype Float but expected Complex")),
+    (f"T.erf({_Z}, out={_E})", ("NotImplementedError", "not implemented for 'ComplexFloat'")),
+    (f"T.ceil({_Z}, out=T.empty(2))", ("NotImplementedError", "ceil is not supported for complex")),
+    (f"T.sign({_Z}, out={_B})", ("NotImplementedError", "Please use torch.sgn instead.")),
+    (f"T.abs({_Z}, out=T.empty(2, dtype=T.float16))", ("float16", [1.4142, 2.0])),
+    (f"T.abs({_Z}, out={_E})", ("complex64", [1.4142136, 2.0])),
+    (f"T.abs({_Z}, out={_I})", ("RuntimeError", "result type Float can't be cast to the desired")),
+    (f"T.abs({_Z}, out={_E}.to(T.complex128))", ("RuntimeError", "Found dtype ComplexDouble")),
+    # nn.functional: torch's dtype rules, complex inputs, and int64 local_response_norm, whose
+    # window average truncates (avg_pool2d of int64)
+    (
+        "T.nn.functional.local_response_norm(T.tensor([[[3], [4]]]), 3)",
+        ("float32", [2.9981771, 3.9975700]),
+    ),
+    (
+        "T.nn.functional.local_response_norm(T.ones(1, 2, 3, 1).bool(), 2)",
+        ("NotImplementedError", "\"avg_pool3d_out_frame\" not implemented for 'Bool'"),
+    ),
+    (
+        "T.nn.functional.rms_norm(T.ones(2, dtype=T.int32), (2,))",
+        ("NotImplementedError", "rms_norm"),
+    ),
+    (
+        f"T.nn.functional.rms_norm({_Z}, (2,))",
+        ("complex64", [0.8044959 - 0.4972058j, 1.3017017 + 0.3072901j]),
+    ),
+    ("T.zeros(2).exponential_(-1)", ("RuntimeError", "exponential_ expects lambda > 0.0")),
+    (f"{_I}.exponential_()", ("RuntimeError", "dtype must be a floating point but you specified")),
+    (f"T.nn.functional.gumbel_softmax({_I}[:0])", ("float32", [])),
+    (f"T.nn.functional.logsigmoid({_B})", ("NotImplementedError", "log_sigmoid_cpu")),
+    (f"T.nn.functional.softsign({_Z})", ("complex64", [0.4142136 + 0.4142136j, 2j / 3])),
+    (f"T.nn.functional.tanhshrink({_Z})", ("complex64", [-0.0839232 + 0.7282474j, 4.1850395j])),
+    (f"T.nn.functional.l1_loss({_Z}, {_Z}.flip(0))", ("float32", [1.4142135])),
+    (f"T.nn.functional.pairwise_distance({_Z}[None], {_Z}.flip(0)[None])", ("float32", [2.0])),
+    (
+        f"T.nn.functional.triplet_margin_loss({_Z}[None], {_Z}.flip(0)[None], {_Z}[None] * 2)",
+        ("float32", [0.5505102]),
+    ),
+    (f"T.nn.functional.poisson_nll_loss({_Z}, {_Z}.flip(0))", ("complex64", [2.5263 - 0.4017j])),
+    (f"T.nn.functional.unfold({_Z}.reshape(1, 1, 1, 2), (1, 1))", ("complex64", [1 + 1j, 2j])),
+    ("T.softmax(T.zeros(0, dtype=T.bool), 0)", ("bool", [])),
+    ("T.log_softmax(T.zeros(0, 3, dtype=T.int32), -1)", ("int32", [])),
+    # complex lerp and addcdiv; a real dtype= of a complex scan or product casts first
+    (f"T.lerp({_Z}, {_Z}.flip(0), 0.7)", ("complex64", [0.3 + 1.7j, 0.7 + 1.3j])),
+    (
+        f"T.lerp({_Z}, {_Z}.flip(0), T.tensor([0.5 + 1j, 0.2]))",
+        ("complex64", [-0.5 + 0.5j, 0.2 + 1.8j]),
+    ),
+    (f"T.lerp({_Z}, {_Z}, T.ones(2))", ("RuntimeError", "for `weight` but got dtype float")),
+    (f"T.addcdiv({_Z}, {_Z}, {_Z}.flip(0), value=0.5)", ("complex64", [1.25 + 0.75j, 0.5 + 2.5j])),
+    (f"T.cumsum({_Z}, 0, dtype=T.float32)", ("float32", [1.0, 1.0])),
+    (f"T.prod({_Z}, 0, dtype=T.float64)", ("float64", [0.0])),
+    (
+        "T.frexp(T.tensor([1.5, -0.1], dtype=T.bfloat16))",
+        ("bfloat16", [0.75, -0.8008], "int32", [1, -3]),
+    ),
+    # torch computes hinge_embedding_loss of integers in their dtype (the margin truncated to
+    # it; mean refuses them); bool and unsigned refusals
+    (
+        "T.nn.functional.hinge_embedding_loss(T.tensor([0, 1, -3, 5], dtype=T.int16), "
+        "T.tensor([-1, -1, -1, 1]), margin=1.5, reduction='none')",
+        ("int16", [1, 0, 4, 5]),
+    ),
+    (f"T.nn.functional.hinge_embedding_loss({_I}, {_I})", ("RuntimeError", "mean(): could not")),
+    ("T.searchsorted(T.tensor([False, True]), True)", ("NotImplementedError", "searchsorted_out")),
+    (f"T.bucketize({_B}[:0], {_B}.flip(0))", ("int64", [])),
+    (f"T.bucketize({_I}, {_B}.flip(0))", ("int64", [1, 2])),
+    (f"T.mvlgamma({_B}, 1)", ("RuntimeError", "The input tensor may not be a boolean tensor.")),
+    (f"T.nn.functional.hardtanh({_I}.to(T.uint8))", ("RuntimeError", "on an unsigned type")),
+    (f"T.nn.functional.hardtanh({_I}.to(T.uint8), -0.5, 1)", ("uint8", [1, 1])),
+    (
+        f"T.nn.functional.multilabel_soft_margin_loss({_B}[None], {_B}[None])",
+        ("NotImplementedError", "log_sigmoid_cpu"),
+    ),
+    # a 0-d complex input reduced over its dim is returned with index 0 (no kernel); the median
+    # of an empty complex tensor is nan; aminmax refuses complex
+    (f"T.mode({_S})", ("complex64", [1j], "int64", [0])),
+    (f"T.cummax({_S}, 0)", ("complex64", [1j], "int64", [0])),
+    (f"T.kthvalue({_S}, 1, -1)", ("complex64", [1j], "int64", [0])),
+    (f"T.median({_E})", ("complex64", [complex("nan")])),
+    (f"T.aminmax({_S}, dim=0)", ("RuntimeError", "aminmax not implemented for ComplexFloat")),
+    (f"T.aminmax({_Z}, dim=0)", ("NotImplementedError", "aminmax_cpu")),
+    # complex negation negates each part: -(1 + 0j) is -1 - 0j, whose angle is -pi
+    ("T.angle(-T.tensor([1 + 0j]))", ("float32", [-3.1415927])),
 ]
 
 

@@ -56,6 +56,9 @@ template <bool Log>
 Tensor softmax_forward(const Tensor& self_, int64_t dim) {
   Tensor self = contiguous(self_);
   Tensor out = empty(self.sizes(), self.dtype(), self.device());
+  // torch's kernel returns an empty input before its dtype dispatch (an empty bool or int
+  // tensor's softmax is that tensor's dtype)
+  if (self.numel() == 0) return out;
   Geometry g(self.sizes(), dim);
   dispatch<kSoftmaxTypes>(self.dtype(),
                           Log ? "log_softmax_lastdim_kernel_impl" : "softmax_lastdim_kernel_impl",

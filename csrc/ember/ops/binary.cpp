@@ -511,11 +511,16 @@ Tensor& clamp_(Tensor& self, const std::optional<Tensor>& min, const std::option
 Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight) {
   EMBER_CHECK(end.dtype() == self.dtype(), "expected dtype ", cpp_type_name(self.dtype()),
               " for `end` but got dtype ", cpp_type_name(end.dtype()));
+  // a weight with dims must have self's dtype, checked before the kernel's dtype refusal (as
+  // torch's meta step)
+  EMBER_CHECK(weight.dim() == 0 || weight.dtype() == self.dtype(), "expected dtype ",
+              cpp_type_name(self.dtype()), " for `weight` but got dtype ",
+              cpp_type_name(weight.dtype()));
   EMBER_CHECK_KIND(is_floating_point(self.dtype()), ErrorKind::NotImplemented, "\"lerp_kernel_",
                    weight.impl()->is_wrapped_number ? "scalar" : "tensor",
                    "\" not implemented for '", scalar_type_name(self.dtype()), "'");
   // A 0-d weight is a scalar of self's dtype (a bool one included: True is 1), as torch's scalar
-  // kernel; a number must fit that dtype; a weight with dims must have it.
+  // kernel; a number must fit that dtype.
   Tensor w = weight;
   if (weight.dim() == 0) {
     // a number weight is checked against float for float16 and bfloat16 (their opmath type)
@@ -528,9 +533,6 @@ Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight) {
       w = weight.to(wt);
       w.impl()->is_wrapped_number = weight.impl()->is_wrapped_number;  // names the node
     }
-  } else {
-    EMBER_CHECK(weight.dtype() == self.dtype(), "expected dtype ", cpp_type_name(self.dtype()),
-                " for `weight` but got dtype ", cpp_type_name(weight.dtype()));
   }
   // Two formulas switching at |weight| = 0.5, each exact at its end and fused (one rounding),
   // as PyTorch's kernel: see lerp_kernel (cpu/binary.cpp).
@@ -546,7 +548,8 @@ void check_addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2) {
 }
 
 void check_addcdiv(const Tensor& t1, const Tensor& t2) {
-  EMBER_CHECK(is_floating_point(t1.dtype()) || is_floating_point(t2.dtype()),
+  // torch refuses only a pair of integral (or bool) operands: a complex one divides truly
+  EMBER_CHECK(!is_integral(t1.dtype(), true) || !is_integral(t2.dtype(), true),
               "Integer division with addcdiv is no longer supported, and in a future release "
               "addcdiv will perform a true division of tensor1 and tensor2.");
 }

@@ -340,7 +340,11 @@ def _reciprocal(z):
 
 
 def _neg(z):
-    return z * -1
+    # each part negated, as torch's: z * -1 would give -1 + 0j for 1 + 0j (torch: -1 - 0j)
+    return view_as_complex(_C.neg(view_as_real(z)))
+
+
+_neg = _names.named(_neg, "NegBackward0")
 
 
 def _square(z):
@@ -389,6 +393,8 @@ def _real_pair_op(fn):
 
 def _prod(input, dim=None, keepdim=False, *, dtype=None):
     z = input if dtype is None else input.to(dtype)
+    if not z.is_complex():  # a real dtype= casts first (torch's warning), then the real op
+        return _C.prod(z, keepdim=keepdim) if dim is None else _C.prod(z, dim, keepdim)
     if dim is not None and z.dim() == 0:  # the value itself, once sum has checked dim
         return z.sum(dim, keepdim)
     if dim is None:

@@ -24,6 +24,7 @@ from .complex import (
     _re,
     _real_dtype,
     _sin,
+    _where,
 )
 from .creation import ones_like, tensor
 from .index import where as _real_where
@@ -87,6 +88,8 @@ def _tri(fn, z, diagonal=0, *, out=None):
 def _cumsum(z, dim, *, dtype=None, out=None):
     if dtype is not None:
         z = z.to(dtype)
+    if not z.is_complex():  # a real dtype= casts first (torch's warning), then the real scan
+        return _C.cumsum(z, dim, out=out) if out is not None else _C.cumsum(z, dim)
     d = wrap_dim(dim, z.dim())
     result = _vc(_C.cumsum(view_as_real(z), d)) if z.dim() else z.clone()
     return out.copy_(result) if out is not None else result
@@ -96,6 +99,8 @@ def _cumprod(z, dim, *, dtype=None, out=None):
     """Inclusive product scan by doubling (Hillis-Steele): log2(n) complex multiplies."""
     if dtype is not None:
         z = z.to(dtype)
+    if not z.is_complex():
+        return _C.cumprod(z, dim, out=out) if out is not None else _C.cumprod(z, dim)
     d = wrap_dim(dim, z.dim())
     if z.dim() == 0:
         return z.clone()
@@ -107,6 +112,21 @@ def _cumprod(z, dim, *, dtype=None, out=None):
         x = _vc(x)
         shift *= 2
     result = x.movedim(0, d)
+    return out.copy_(result) if out is not None else result
+
+
+def _lerp(z, end, weight, *, out=None):
+    """torch's lerp formulas for complex operands: z + w (end - z) where |w| < 0.5, else
+    end - (end - z) (1 - w), each exact at its end."""
+    w_tensor = isinstance(weight, Tensor)
+    if end.dtype != z.dtype or (w_tensor and weight.dim() and weight.dtype != z.dtype):
+        return _C.lerp(z, end, weight)  # the real op's dtype checks (torch's texts)
+    d = end - z
+    if w_tensor:
+        w = weight.to(z.dtype)
+        result = _where(w.abs() < 0.5, z + w * d, end - d * (1 - w))
+    else:
+        result = z + weight * d if abs(weight) < 0.5 else end - d * (1 - weight)
     return out.copy_(result) if out is not None else result
 
 
@@ -427,6 +447,7 @@ PATHS = {
     "sinc": (_sinc, 1),
     "cumsum": (_cumsum, 1),
     "cumprod": (_cumprod, 1),
+    "lerp": (_lerp, 2),
     "triu": (functools.partial(_tri, _C.triu), 1),
     "tril": (functools.partial(_tri, _C.tril), 1),
     "tensordot": (_tensordot, 2),

@@ -282,6 +282,8 @@ def mvlgamma(input, p):
     """mvlgamma(input, p) -> Tensor
 
     The log of the multivariate gamma function of dimension p, elementwise."""
+    if isinstance(input, Tensor) and input.dtype == _C.bool:
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     _refuse_complex("arange", input)  # torch fails in the arange of its offsets
@@ -297,11 +299,14 @@ def frexp(input):
     Splits input into mantissa in [0.5, 1) and integer exponent with input = m * 2 ** e."""
     if not input.dtype.is_floating_point:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
-    a = input.detach().numpy()
     import numpy as np
 
+    x = input.detach()
+    # numpy has no bfloat16: its values are exact in float32, and so are their mantissas
+    a = (x.float() if x.dtype == _C.bfloat16 else x).numpy()
     m, e = np.frexp(a)
-    return return_types.frexp((from_numpy(m.astype(a.dtype)), from_numpy(e.astype(np.int32))))
+    mantissa = from_numpy(m.astype(a.dtype)).to(input.dtype)
+    return return_types.frexp((mantissa, from_numpy(e.astype(np.int32))))
 
 
 def nextafter(input, other):

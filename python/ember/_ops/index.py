@@ -88,6 +88,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     seq = sorted_sequence if sorter is None else sorted_sequence.gather(-1, sorter)
     scalar = not isinstance(input, Tensor)
     values = tensor(input, dtype=seq.dtype) if scalar else input
+    if seq.dtype == values.dtype == _C.bool and values.numel():  # the kernel's common dtype
+        raise NotImplementedError("\"searchsorted_out_cpu\" not implemented for 'Bool'")
     if seq.dim() > 1 and list(seq.shape[:-1]) != list(values.shape[:-1]):
         raise RuntimeError(
             "torch.searchsorted(): boundaries tensor should be 1 dimension or the "

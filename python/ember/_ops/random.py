@@ -388,6 +388,17 @@ def exponential_(self, lambd=1.0, *, generator=None):
     """exponential_(lambd=1, *, generator=None) -> Tensor
 
     Fills self with samples from the exponential distribution with rate lambd."""
+    if not lambd > 0.0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    if self.numel() == 0:  # torch's kernel checks the dtype of elements it draws
+        return self
+    if not self.is_floating_point():
+        from .._type_info import scalar_type_name
+
+        raise RuntimeError(
+            "Exponential distribution is a continuous probability distribution. dtype must be a "
+            f"floating point but you specified {scalar_type_name(self.dtype)}"
+        )
     _C._uniform_(self, 0.0, 1.0, generator)
     self.copy_(-(1 - self).log() / lambd)
     return self

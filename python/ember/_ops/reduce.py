@@ -215,6 +215,11 @@ def aminmax(input, *, dim=None, keepdim=False):
     The minimum and the maximum, over dim or all elements, in one call."""
     from .. import return_types
 
+    if isinstance(input, Tensor) and input.is_complex() and input.numel():  # empty: checks first
+        name = scalar_type_name(input.dtype)
+        if dim is not None and input.dim() == 0:  # torch's 0-d path checks before its kernel
+            raise RuntimeError(f"aminmax not implemented for {name}")
+        raise NotImplementedError(f"\"aminmax_cpu\" not implemented for '{name}'")
     if dim is None:
         if input.numel() == 0:  # torch's check for the all-elements form
             raise RuntimeError(

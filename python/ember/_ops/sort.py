@@ -47,6 +47,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
     The k-th smallest element along dim with its index."""
     _refuse_bool_rows(input, dim, "kthvalue_cpu")
+    if k == 1 and _complex_scalar(input, dim):
+        return return_types.kthvalue((input.clone(), zeros((), dtype=int64)))
     if isinstance(input, _C.Tensor) and input.dim() == 0 and input.dtype == _C.bool:
         # torch copies a 0-d input before its kernel's dtype dispatch, which lacks bool
         values, indices = _C._kthvalue(input.to(_C.uint8), k, dim, keepdim)
@@ -63,7 +65,7 @@ def median(input, dim=None, keepdim=False):
             f"median(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
         )
     if dim is None:
-        if input.numel() == 0 and not (input.dtype.is_floating_point or input.dtype.is_complex):
+        if input.numel() == 0 and not input.dtype.is_floating_point:
             return _nan_as(input.dtype)
         return _C._median_all(input)
     _refuse_bool_rows(input, dim, "median_out")
@@ -88,6 +90,8 @@ def _nan_as(dtype):
     indefinite, INT_MIN, truncated to the narrow types; True for bool)."""
     name = str(dtype).rsplit(".", 1)[-1]
     value = {"int64": -(2**63), "int32": -(2**31), "bool": True}.get(name, 0)
+    if dtype.is_complex:
+        value = complex("nan")
     return full([], value, dtype=dtype)
 
 
@@ -95,13 +99,23 @@ def mode(input, dim=-1, keepdim=False):
     """mode(input, dim=-1, keepdim=False) -> (Tensor, LongTensor)
 
     The most frequent value along dim with an index where it occurs."""
+    if _complex_scalar(input, dim):
+        return return_types.mode((input.clone(), zeros((), dtype=int64)))
     return return_types.mode(_C._mode(input, dim, keepdim))
+
+
+def _complex_scalar(input, dim):
+    """A 0-d complex input reduced over its one dim: torch returns it (index 0) without the
+    kernel, which lacks complex."""
+    return isinstance(input, Tensor) and input.dim() == 0 and input.is_complex() and dim in (-1, 0)
 
 
 def cummax(input, dim):
     """cummax(input, dim) -> (Tensor, LongTensor)
 
     The running maximum along dim with the index of each maximum."""
+    if _complex_scalar(input, dim):
+        return return_types.cummax((input.clone(), zeros((), dtype=int64)))
     return return_types.cummax(_C._cummax(input, _cum_dim(input, dim)))
 
 
@@ -116,6 +130,8 @@ def cummin(input, dim):
     """cummin(input, dim) -> (Tensor, LongTensor)
 
     The running minimum along dim with the index of each minimum."""
+    if _complex_scalar(input, dim):
+        return return_types.cummin((input.clone(), zeros((), dtype=int64)))
     return return_types.cummin(_C._cummin(input, _cum_dim(input, dim)))
 
 

@@ -286,6 +286,12 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     Clamps into [min_val, max_val]."""
     if min_val > max_val:
         raise ValueError(f"hardtanh: expected min_val <= max_val; got {min_val} > {max_val}")
+    if (
+        isinstance(input, _C.Tensor)
+        and input.dtype == _C.uint8
+        and min(int(min_val), int(max_val)) < 0
+    ):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     if isinstance(input, _C.Tensor) and input.is_quantized:
         return _quantized._hardtanh(input, min_val, max_val, inplace)
     if inplace:
@@ -327,6 +333,8 @@ def softsign(input):
     """softsign(input) -> Tensor
 
     x / (1 + |x|)."""
+    if isinstance(input, _C.Tensor) and input.is_complex():  # the kernel is real
+        return input / (1 + input.abs())
     try:
         return _nn.softsign(input)
     except TypeError:
@@ -372,6 +380,8 @@ def logsigmoid(input):
     """logsigmoid(input) -> Tensor
 
     log(sigmoid(x)), computed stably."""
+    if isinstance(input, _C.Tensor) and input.dtype == _C.bool:  # before the negation inside
+        _float_kernel("log_sigmoid_cpu", input.dtype)
     return _nn.log_sigmoid(input)
 
 
@@ -379,6 +389,8 @@ def tanhshrink(input):
     """tanhshrink(input) -> Tensor
 
     x - tanh(x)."""
+    if isinstance(input, _C.Tensor) and input.is_complex():  # the kernel is real
+        return input - input.tanh()
     try:
         return _nn.tanhshrink(input)
     except TypeError:
@@ -762,6 +774,10 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
                 f"{len(shape) - 1}because this dimension is empty and the operation does not "
                 "have an identity"
             )
+    if any(isinstance(t, _C.Tensor) and t.is_complex() for t in (x1, x2)):
+        from ...linalg import vector_norm  # the kernel is real; torch's norm of the difference
+
+        return vector_norm(x1 - x2 + eps, p, -1, keepdim)
     return _nn.pairwise_distance(x1, x2, p, eps, keepdim)
 
 

@@ -28,6 +28,7 @@ from ..._ops import _names
 from ..._ops import creation as _creation
 from ..._ops.creation import ones, tensor
 from ..._ops.index import where
+from ..._type_info import scalar_type_name as _type_name
 from ..attention.bias import CausalBias
 from ._spatial import _check_int32
 
@@ -79,8 +80,11 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
             float16: 0.0009765625,
             bfloat16: 0.0078125,
         }.get(input.dtype, 1.1920928955078125e-07)
+    if not (input.is_floating_point() or input.is_complex()):
+        raise NotImplementedError(f"\"rms_norm\" not implemented for '{_type_name(input.dtype)}'")
     dims = list(range(input.dim() - n, input.dim()))
-    out = input * rsqrt(input.pow(2).mean(dims, keepdim=True) + eps)
+    ms = input.pow(2).mean(dims, keepdim=True) + eps
+    out = input / ms.sqrt() if input.is_complex() else input * rsqrt(ms)
     return out * weight if weight is not None else out
 
 
@@ -95,6 +99,11 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
         )
     if input.numel() == 0:
         return input
+    # torch averages the window with avg_pool2d (3-d input) or avg_pool3d: floating dtypes and
+    # int64, whose average truncates
+    if not (input.is_floating_point() or input.dtype == int64):
+        kernel = "avg_pool2d" if dim == 3 else "avg_pool3d_out_frame"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_name(input.dtype)}'")
     sq = input.mul(input)
     before, after = size // 2, (size - 1) // 2
     shape = list(sq.shape)
@@ -109,7 +118,8 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     window = padded.narrow(1, 0, channels)
     for i in range(1, size):
         window = window + padded.narrow(1, i, channels)
-    div = (window / size).mul(alpha).add(k).pow(beta)
+    mean = window.div(size, rounding_mode="trunc") if window.dtype == int64 else window / size
+    div = mean.mul(alpha).add(k).pow(beta)
     return input / div
 
 

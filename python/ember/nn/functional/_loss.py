@@ -14,9 +14,10 @@ from ..._autocast_policy import fp32 as _autocast_fp32
 from ..._C import Tensor, broadcast_shapes, int64
 from ..._ops import _names, _op_range
 from ..._ops.creation import ones_like, tensor
+from ..._ops.index import where
 from ..._type_info import scalar_type_name
 from ...autograd.grad_mode import no_grad
-from ._activation import _float_kernel, _raise_if_not_tensor
+from ._activation import _float_kernel, _raise_if_not_tensor, pairwise_distance
 
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
@@ -330,7 +331,15 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     """l1_loss(input, target, size_average=None, reduce=None, reduction='mean', weight=None)
 
     Mean absolute error (optionally weighted per element)."""
-    return _pointwise_loss(_nn.l1_loss, input, target, size_average, reduce, reduction, weight)
+    complex_pair = any(isinstance(t, _C.Tensor) and t.is_complex() for t in (input, target))
+    kernel = _complex_l1 if complex_pair else _nn.l1_loss
+    return _pointwise_loss(kernel, input, target, size_average, reduce, reduction, weight)
+
+
+def _complex_l1(input, target, red):
+    """torch's l1 of complex operands: |input - target| (real), reduced."""
+    d = (input - target).abs()
+    return d if red == _NONE else d.mean() if red == _MEAN else d.sum()
 
 
 def _no_bool(input, kernel, target=None):
@@ -450,6 +459,17 @@ def triplet_margin_loss(
     red = _enum(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
+    if any(isinstance(t, Tensor) and t.is_complex() for t in (anchor, positive, negative)):
+        # the kernel is real; torch's composite of complex pairwise distances
+        return triplet_margin_with_distance_loss(
+            anchor,
+            positive,
+            negative,
+            distance_function=lambda a, b: pairwise_distance(a, b, p, eps),
+            margin=margin,
+            swap=swap,
+            reduction=("none", "mean", "sum")[red],
+        )
     return _nn.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, red)
 
 
@@ -483,6 +503,9 @@ def triplet_margin_with_distance_loss(
     return loss.mean() if red == _MEAN else loss.sum() if red == _SUM else loss
 
 
+_INTEGRAL = frozenset((_C.uint8, _C.int8, _C.int16, _C.int32, int64))
+
+
 @_autocast_fp32
 def hinge_embedding_loss(
     input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"
@@ -491,7 +514,13 @@ def hinge_embedding_loss(
         reduction='mean')
 
     x for target 1, max(0, margin - x) for target -1."""
-    return _nn.hinge_embedding_loss(input, target, margin, _enum(size_average, reduce, reduction))
+    red = _enum(size_average, reduce, reduction)
+    if isinstance(input, Tensor) and input.dtype in _INTEGRAL:
+        # torch computes in input's integer dtype, the margin truncated to it; mean refuses it
+        margin_part = (int(margin) - input).clamp_min(0)
+        loss = where(target != 1, margin_part, 0) + where(target != -1, input, 0)
+        return loss if red == _NONE else loss.mean() if red == _MEAN else loss.sum()
+    return _nn.hinge_embedding_loss(input, target, margin, red)
 
 
 @_autocast_fp32
@@ -535,7 +564,12 @@ def poisson_nll_loss(
     reduction = _string(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not a valid value for reduction")
-    return _nn.poisson_nll_loss(input, target, log_input, full, eps, _reduction_enum(reduction))
+    red = _reduction_enum(reduction)
+    if not full and any(isinstance(t, _C.Tensor) and t.is_complex() for t in (input, target)):
+        # the kernel is real; torch's composite over complex operands
+        loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
+        return loss if red == _NONE else loss.mean() if red == _MEAN else loss.sum()
+    return _nn.poisson_nll_loss(input, target, log_input, full, eps, red)
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction="mean"):
@@ -598,6 +632,8 @@ def multilabel_soft_margin_loss(
 
     Per-class binary cross-entropy with logits, averaged over classes."""
     red = _enum(size_average, reduce, reduction)
+    if isinstance(input, Tensor) and input.dtype == _C.bool:  # torch's logsigmoid refuses it first
+        _float_kernel("log_sigmoid_cpu", input.dtype)
     return _nn.multilabel_soft_margin_loss(input, target, weight, red)
 
 

@@ -463,6 +463,10 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     args = (_ints(kernel_size), _ints(dilation), _ints(padding), _ints(stride))
     if isinstance(input, _C.Tensor) and input.dtype == _C.bool:  # torch unfolds bools too
         return _nn.im2col(input.to(_C.float32), *args).to(_C.bool)
+    if isinstance(input, _C.Tensor) and input.is_complex():  # the parts unfold as real images
+        from ..._ops.complex import complex as _complex
+
+        return _complex(_nn.im2col(input.real, *args), _nn.im2col(input.imag, *args))
     return _nn.im2col(input, *args)
 
 
