@@ -4,11 +4,10 @@ import math
 import warnings
 
 from ... import _C
-from ..._C import cat, cumsum
 from ..._ops import _names
 from ..._ops import quantized as _quantized
 from ..._ops.complex_more import complex_linear_guard as _complex_linear_guard
-from ..._ops.creation import empty_like, zeros
+from ..._ops.creation import empty_like
 from ..._ops.index import where
 from ..._process import channels_last, channels_last_3d
 
@@ -74,7 +73,6 @@ __all__ = [
     "layer_norm",
     "group_norm",
     "instance_norm",
-    "local_response_norm",
     "dropout",
     "dropout1d",
     "dropout2d",
@@ -585,29 +583,6 @@ def instance_norm(
     return _nn.instance_norm(
         input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps
     )
-
-
-def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
-    """Normalization by the squares of neighbouring channels (zero padded, averaged by size)."""
-    dim = input.dim()
-    if dim < 3:
-        raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
-    if input.numel() == 0:
-        return input
-    channels = input.size(1)
-    sq = input * input
-    front, back = size // 2, (size - 1) // 2
-    shape = list(input.shape)
-    # Window sums from a running sum along the channels, with a leading zero row.
-    shape[1] = front + 1
-    parts = [zeros(shape, dtype=input.dtype), sq]
-    if back > 0:
-        shape[1] = back
-        parts.append(zeros(shape, dtype=input.dtype))
-    cs = cumsum(cat(parts, 1), 1)
-    window = cs.narrow(1, size, channels) - cs.narrow(1, 0, channels)
-    div = (window * (alpha / size) + k) ** beta
-    return input / div
 
 
 def _check_p(p):
