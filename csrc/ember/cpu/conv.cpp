@@ -527,7 +527,8 @@ bool input_grad_as_conv(const Tensor& x, const Tensor& w, IntArrayRef stride, In
   if (x.dtype() != kFloat) return false;
   for (int d = 0; d < 2; ++d)
     if (stride[d] != 1 || padding[d] > dilation[d] * (w.size(d + 2) - 1)) return false;
-  // The turned convolution, from the output's channels to the input's, is Winograd's too.
+  // Winograd's shapes get here only when winograd_backward declined an infinity or NaN; the
+  // turned convolution's forward then takes Winograd where its own operands are finite.
   if (winograd_applies(x.dtype(), w.size(0), x.size(1), w.sizes().slice(2, size_t(w.dim() - 2)),
                        stride, dilation, groups))
     return true;
@@ -591,11 +592,13 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_kernel(
         onednn_conv(ConvPass::weight_grad, x, gw, go, std::nullopt, stride, padding, dilation,
                     groups))
       gw_cols = Tensor();
-    if (gw_cols.defined() &&
+    if ((gi_cols.defined() || gw_cols.defined()) &&
         winograd_applies(x.dtype(), x.size(1), w.size(0), w.sizes().slice(2, size_t(w.dim() - 2)),
                          stride, dilation, groups) &&
-        winograd_weight_grad(go, x, gw, padding))  // Note [Winograd convolution]
+        winograd_backward(go, x, w, gi_cols, gw_cols, padding)) {  // Note [Winograd convolution]
+      gi_cols = Tensor();
       gw_cols = Tensor();
+    }
     if (gi_cols.defined() && input_grad_as_conv(x, w, stride, padding, dilation, groups)) {
       gi = input_grad_by_conv(go, w, padding, dilation, groups);
       gi_cols = Tensor();
