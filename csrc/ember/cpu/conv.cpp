@@ -527,8 +527,8 @@ bool input_grad_as_conv(const Tensor& x, const Tensor& w, IntArrayRef stride, In
   if (x.dtype() != kFloat) return false;
   for (int d = 0; d < 2; ++d)
     if (stride[d] != 1 || padding[d] > dilation[d] * (w.size(d + 2) - 1)) return false;
-  // Winograd's shapes get here only when winograd_backward declined an infinity or NaN; the
-  // turned convolution's forward then takes Winograd where its own operands are finite.
+  // The turned convolution, from the output's channels to the input's, is Winograd's too: the
+  // input gradient of Winograd's shapes wherever winograd_backward's adjoint does not pay.
   if (winograd_applies(x.dtype(), w.size(0), x.size(1), w.sizes().slice(2, size_t(w.dim() - 2)),
                        stride, dilation, groups))
     return true;
@@ -594,10 +594,16 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_kernel(
       gw_cols = Tensor();
     if ((gi_cols.defined() || gw_cols.defined()) &&
         winograd_applies(x.dtype(), x.size(1), w.size(0), w.sizes().slice(2, size_t(w.dim() - 2)),
-                         stride, dilation, groups) &&
-        winograd_backward(go, x, w, gi_cols, gw_cols, padding)) {  // Note [Winograd convolution]
-      gi_cols = Tensor();
-      gw_cols = Tensor();
+                         stride, dilation, groups)) {  // Note [Winograd convolution]
+      const bool adjoint =
+          gw_cols.defined() && winograd_adjoint_pays(x.size(1), w.size(0), x.size(2), x.size(3),
+                                                     padding, go.size(2), go.size(3));
+      const Tensor wgi = adjoint ? gi_cols : Tensor();
+      if ((wgi.defined() || gw_cols.defined()) &&
+          winograd_backward(go, x, w, wgi, gw_cols, padding)) {
+        if (wgi.defined()) gi_cols = Tensor();
+        gw_cols = Tensor();
+      }
     }
     if (gi_cols.defined() && input_grad_as_conv(x, w, stride, padding, dilation, groups)) {
       gi = input_grad_by_conv(go, w, padding, dilation, groups);

@@ -30,8 +30,15 @@ namespace ember::cpu {
 // results do not depend on the thread count; chunks are sized by the shapes alone
 // (kChunkTiles tiles). The input gradient is the forward's adjoint: per position, (C, K) @ (K,
 // tiles) of the weights' transform and A dY A^T, the output gradient's transform the weight
-// gradient also needs (so a backward that wants both transforms it once), then B (.) B^T per
-// tile, whose overlapping 4x4 patches are summed in a fixed order (input_untransform).
+// gradient also needs, then B (.) B^T per tile, whose overlapping 4x4 patches are summed in a
+// fixed order (input_untransform). It runs only with the weight gradient and where it pays
+// (winograd_adjoint_pays): sharing A dY A^T saves the turned convolution's input transform over
+// K channels, but the patch sums cost about twice its output transform over C. Measured (1
+// thread, CPU time, 30-60 alternating pairs): both gradients of 32 -> 64 at 14 x 14, N=128, 0.90x
+// the weight gradient plus the turned convolution; 128 -> 128 at 28 x 28 1.00-1.03x; 256 -> 256
+// at 14 x 14 1.09x; 64 -> 64 at 56 x 56 (patch arrays past L1) 1.2x; the input gradient alone
+// of 32 -> 64 1.14x. Elsewhere the input gradient is the turned convolution (Note [Input
+// gradient as a convolution]), itself Winograd's.
 // The transforms run over whole rows of tiles: each input plane, zero-bordered, is split into
 // its even and odd columns, so the four columns of every tile in a row are four contiguous
 // streams and the loop over tiles vectorizes.
@@ -48,6 +55,9 @@ namespace {
 constexpr int64_t kMinChannels = 8;
 // Tiles per chunk: the chunk's transformed operands stay near L2's size.
 constexpr int64_t kChunkTiles = 196;
+// input_untransform's patch arrays of one plane stay in half of L1 up to this; past it (3x3
+// 64 -> 64 at 56 x 56: 56 KB) the turned convolution measured faster.
+constexpr int64_t kAdjointBytes = 16 * 1024;
 
 // Eight floats as one value: the transforms' loops run on these, compiled to one AVX2 register
 // (or two SSE ones, or half an AVX-512 one) by the clone with_best_isa picks.
@@ -287,20 +297,22 @@ void grad_transform(const float* go, int64_t K, const Tiles& t, float* const g[4
   }
 }
 
-// u[p][kc] = (G w G^T)[p] of each 3x3 kernel w[kc].
-void weight_transform(const float* w, int64_t KC, float* u) {
-  for (int64_t kc = 0; kc < KC; ++kc) {
-    const float* g = w + kc * 9;
+// u[p][k][c] = (G w G^T)[p] of each 3x3 kernel w[k][c]; turned, u[p][c][k] (the input
+// gradient's GEMMs take it as (C, K)), written in that order so the stores run along u's rows.
+void weight_transform(const float* w, int64_t K, int64_t C, bool turned, float* u) {
+  const int64_t KC = K * C;
+  for (int64_t row = 0; row < KC; ++row) {
+    const float* g = w + (turned ? (row % K) * C + row / K : row) * 9;
     for (int i = 0; i < 4; ++i) {
       float a[3];  // row i of G g
       for (int j = 0; j < 3; ++j) {
         const float g0 = g[j], g1 = g[3 + j], g2 = g[6 + j];
         a[j] = i == 0 ? g0 : i == 3 ? g2 : 0.5f * (i == 1 ? g0 + g1 + g2 : g0 - g1 + g2);
       }
-      u[(4 * i + 0) * KC + kc] = a[0];
-      u[(4 * i + 1) * KC + kc] = 0.5f * (a[0] + a[1] + a[2]);
-      u[(4 * i + 2) * KC + kc] = 0.5f * (a[0] - a[1] + a[2]);
-      u[(4 * i + 3) * KC + kc] = a[2];
+      u[(4 * i + 0) * KC + row] = a[0];
+      u[(4 * i + 1) * KC + row] = 0.5f * (a[0] + a[1] + a[2]);
+      u[(4 * i + 2) * KC + row] = 0.5f * (a[0] - a[1] + a[2]);
+      u[(4 * i + 3) * KC + row] = a[2];
     }
   }
 }
@@ -357,6 +369,12 @@ bool winograd_applies(ScalarType dtype, int64_t in_channels, int64_t out_channel
   return !(v && std::string_view(v) == "0");
 }
 
+bool winograd_adjoint_pays(int64_t in_channels, int64_t out_channels, int64_t H, int64_t W,
+                           IntArrayRef padding, int64_t OH, int64_t OW) {
+  return out_channels > in_channels &&
+         16 * tiles_of(H, W, padding, OH, OW).spread() * int64_t(sizeof(float)) <= kAdjointBytes;
+}
+
 bool winograd_forward(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,
                       const Tensor& y, IntArrayRef padding) {
   const int64_t N = x.size(0), C = x.size(1), K = w.size(0), in_numel = C * x.size(2) * x.size(3);
@@ -366,7 +384,7 @@ bool winograd_forward(const Tensor& x, const Tensor& w, const std::optional<Tens
   float* py = y.data_ptr<float>();
   if (!all_finite(w.data_ptr<float>(), K * C * 9)) return false;
   auto u = buffer(16 * K * C);
-  weight_transform(w.data_ptr<float>(), K * C, u.get());
+  weight_transform(w.data_ptr<float>(), K, C, false, u.get());
   std::atomic<bool> ok{true};
   for_each_chunk(N, chunk_images(N, t), [&](int64_t n0, int64_t n1) {
     if (!ok.load(std::memory_order_relaxed) ||
@@ -400,14 +418,10 @@ bool winograd_backward(const Tensor& go, const Tensor& x, const Tensor& w, const
   const float* px = x.data_ptr<float>();
   const float* pg = go.data_ptr<float>();
   std::unique_ptr<float[]> ut, partial;
-  if (gi.defined()) {  // ut[p] = u[p]^T, (C, K): the input gradient's GEMMs run C x tiles
+  if (gi.defined()) {  // ut[p], (C, K): the input gradient's GEMMs run C x tiles
     if (!all_finite(w.data_ptr<float>(), KC * 9)) return false;
-    auto u = buffer(16 * KC);
-    weight_transform(w.data_ptr<float>(), KC, u.get());
     ut = buffer(16 * KC);
-    for (int64_t p = 0; p < 16; ++p)
-      for (int64_t k = 0; k < K; ++k)
-        for (int64_t c = 0; c < C; ++c) ut[p * KC + c * K + k] = u[p * KC + k * C + c];
+    weight_transform(w.data_ptr<float>(), K, C, true, ut.get());
   }
   if (gw.defined()) partial = buffer(chunks * 16 * KC);
   std::atomic<bool> ok{true};
