@@ -592,16 +592,14 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_kernel(
         onednn_conv(ConvPass::weight_grad, x, gw, go, std::nullopt, stride, padding, dilation,
                     groups))
       gw_cols = Tensor();
-    if ((gi_cols.defined() || gw_cols.defined()) &&
+    if (gw_cols.defined() &&
         winograd_applies(x.dtype(), x.size(1), w.size(0), w.sizes().slice(2, size_t(w.dim() - 2)),
                          stride, dilation, groups)) {  // Note [Winograd convolution]
       const bool adjoint =
-          gw_cols.defined() && winograd_adjoint_pays(x.size(1), w.size(0), x.size(2), x.size(3),
+          gi_cols.defined() && winograd_adjoint_pays(x.size(1), w.size(0), x.size(2), x.size(3),
                                                      padding, go.size(2), go.size(3));
-      const Tensor wgi = adjoint ? gi_cols : Tensor();
-      if ((wgi.defined() || gw_cols.defined()) &&
-          winograd_backward(go, x, w, wgi, gw_cols, padding)) {
-        if (wgi.defined()) gi_cols = Tensor();
+      if (winograd_backward(go, x, w, adjoint ? gi_cols : Tensor(), gw_cols, padding)) {
+        if (adjoint) gi_cols = Tensor();
         gw_cols = Tensor();
       }
     }
