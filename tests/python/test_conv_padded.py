@@ -16,11 +16,14 @@ planes by zeros would add inf * 0 = NaN where no window reads that pixel (docs/A
 
 Winograd F(2x2, 3x3) (Note [Winograd convolution] in cpu/conv_winograd.cpp), which takes float32
 3x3 convolutions at unit stride with at least 8 channels each way (off in the tests above, on in
-the WINOGRAD_CASES tests): forward, input gradient (the turned convolution) and weight gradient
-against float64 over odd and even output sizes (a last tile half outside), padding 0 to 2, tile
-counts that leave a part of a vector, and several chunks of images with a remainder; bitwise the
-same at 1, 2 and 3 threads; infinities and NaNs give the direct path's bits; the baseline tier
-(no AVX2: OpenBLAS's GEMM, SSE transforms) in a subprocess.
+the WINOGRAD_CASES tests): forward, input gradient (the forward's adjoint, which shares the output
+gradient's transform with the weight gradient, for convs to more channels; else the turned
+convolution) and weight gradient against float64 over odd and even output sizes (a last tile half
+outside), padding 0 to 3 (past the kernel's reach), tile counts that leave a part of a vector, and
+several chunks of images with a remainder; either gradient alone and both together match float64;
+the input gradient's error is at most torch's; bitwise the same at 1, 2 and 3 threads; infinities
+and NaNs give the direct path's bits; the baseline tier (no AVX2: OpenBLAS's GEMM, SSE transforms)
+in a subprocess.
 """
 
 import json
@@ -150,6 +153,7 @@ WINOGRAD_CASES = [
     ((2, 9, 8, 7), (8, 9, 3, 3), (0, 0)),  # no padding, 6 x 5 outputs
     ((2, 8, 3, 4), (12, 8, 3, 3), (2, 1)),  # padding 2 by 1, wider than the input
     ((3, 16, 3, 3), (8, 16, 3, 3), (0, 0)),  # one output per image: one tile of a vector
+    ((2, 8, 4, 5), (9, 8, 3, 3), (3, 2)),  # padding past the kernel's reach: tiles of zeros only
 ]
 
 
@@ -198,6 +202,38 @@ def test_winograd_independent_of_threads(winograd):
     for run in runs[1:]:
         for a, b in zip(run, runs[0]):
             np.testing.assert_array_equal(a, b)
+
+
+def test_winograd_gradients_alone(winograd):
+    """With the weight gradient, the input gradient of a conv to more channels is the forward's
+    adjoint (sharing the output gradient's transform); alone, it is the turned convolution. Both
+    match float64, and the weight gradient alone has the bits it has with the input gradient."""
+    xs, ws, padding = WINOGRAD_CASES[0]
+    (x, w, _, gy), (_, ref_gx, _) = _winograd_inputs(xs, ws, padding)
+    _, gx, gw = _all_passes(x, w, np.zeros(ws[0], np.float32), gy, padding)
+    grads = []
+    for x_grad in (True, False):
+        ex = ember.tensor(x, requires_grad=x_grad)
+        ew = ember.tensor(w, requires_grad=not x_grad)
+        F.conv2d(ex, ew, None, 1, padding).backward(ember.tensor(gy))
+        grads.append((ex if x_grad else ew).grad.numpy())
+    np.testing.assert_array_equal(grads[1], gw)
+    scale = 1e-4 * np.abs(ref_gx).max()
+    for got in (gx, grads[0]):
+        np.testing.assert_allclose(got, ref_gx, rtol=1e-4, atol=scale)
+
+
+def test_winograd_input_grad_error_at_most_torchs(winograd):
+    """The input gradient (the adjoint of the forward's transforms) is no further from float64
+    than torch's, on the main job's shape."""
+    torch = pytest.importorskip("torch")
+    xs, ws, padding = WINOGRAD_CASES[0]
+    (x, w, _, gy), (_, ref, _) = _winograd_inputs(xs, ws, padding)
+    _, got, _ = _all_passes(x, w, np.zeros(ws[0], np.float32), gy, padding)
+    tx = torch.tensor(x, requires_grad=True)
+    torch.nn.functional.conv2d(tx, torch.tensor(w), None, 1, padding).backward(torch.tensor(gy))
+    theirs = tx.grad.numpy()
+    assert np.abs(got - ref).max() <= np.abs(theirs - ref).max()
 
 
 def _same_non_finite(got, ref):

@@ -527,7 +527,8 @@ bool input_grad_as_conv(const Tensor& x, const Tensor& w, IntArrayRef stride, In
   if (x.dtype() != kFloat) return false;
   for (int d = 0; d < 2; ++d)
     if (stride[d] != 1 || padding[d] > dilation[d] * (w.size(d + 2) - 1)) return false;
-  // The turned convolution, from the output's channels to the input's, is Winograd's too.
+  // The turned convolution, from the output's channels to the input's, is Winograd's too: the
+  // input gradient of Winograd's shapes wherever winograd_backward's adjoint does not pay.
   if (winograd_applies(x.dtype(), w.size(0), x.size(1), w.sizes().slice(2, size_t(w.dim() - 2)),
                        stride, dilation, groups))
     return true;
@@ -593,9 +594,15 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_kernel(
       gw_cols = Tensor();
     if (gw_cols.defined() &&
         winograd_applies(x.dtype(), x.size(1), w.size(0), w.sizes().slice(2, size_t(w.dim() - 2)),
-                         stride, dilation, groups) &&
-        winograd_weight_grad(go, x, gw, padding))  // Note [Winograd convolution]
-      gw_cols = Tensor();
+                         stride, dilation, groups)) {  // Note [Winograd convolution]
+      const bool adjoint =
+          gi_cols.defined() && winograd_adjoint_pays(x.size(1), w.size(0), x.size(2), x.size(3),
+                                                     padding, go.size(2), go.size(3));
+      if (winograd_backward(go, x, w, adjoint ? gi_cols : Tensor(), gw_cols, padding)) {
+        if (adjoint) gi_cols = Tensor();
+        gw_cols = Tensor();
+      }
+    }
     if (gi_cols.defined() && input_grad_as_conv(x, w, stride, padding, dilation, groups)) {
       gi = input_grad_by_conv(go, w, padding, dilation, groups);
       gi_cols = Tensor();

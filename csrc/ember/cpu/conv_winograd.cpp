@@ -1,5 +1,5 @@
-// Winograd F(2x2, 3x3) float32 convolution: the forward, the weight gradient, and through Note
-// [Input gradient as a convolution] the input gradient. See Note [Winograd convolution].
+// Winograd F(2x2, 3x3) float32 convolution: the forward, and the input and weight gradients
+// from one transform of the output gradient. See Note [Winograd convolution].
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
 #pragma GCC diagnostic ignored "-Wpsabi"  // vec, only ever inlined
 #include "ember/cpu/conv_winograd.h"
@@ -28,7 +28,17 @@ namespace ember::cpu {
 // tiles) @ (tiles, C) of the output gradient's transform A dY A^T and the input's B^T d B, then
 // G^T (.) G back to 3x3, summed over tiles in each GEMM and over chunks of samples in order, so
 // results do not depend on the thread count; chunks are sized by the shapes alone
-// (kChunkTiles tiles).
+// (kChunkTiles tiles). The input gradient is the forward's adjoint: per position, (C, K) @ (K,
+// tiles) of the weights' transform and A dY A^T, the output gradient's transform the weight
+// gradient also needs, then B (.) B^T per tile, whose overlapping 4x4 patches are summed in a
+// fixed order (input_untransform). It runs only with the weight gradient and where it pays
+// (winograd_adjoint_pays): sharing A dY A^T saves the turned convolution's input transform over
+// K channels, but the patch sums cost about twice its output transform over C. Measured (1
+// thread, CPU time, 30-60 alternating pairs): both gradients of 32 -> 64 at 14 x 14, N=128, 0.90x
+// the weight gradient plus the turned convolution; 128 -> 128 at 28 x 28 1.00-1.03x; 256 -> 256
+// at 14 x 14 1.09x; 64 -> 64 at 56 x 56 (patch arrays past L1) 1.2x; the input gradient alone
+// of 32 -> 64 1.14x. Elsewhere the input gradient is the turned convolution (Note [Input
+// gradient as a convolution]), itself Winograd's.
 // The transforms run over whole rows of tiles: each input plane, zero-bordered, is split into
 // its even and odd columns, so the four columns of every tile in a row are four contiguous
 // streams and the loop over tiles vectorizes.
@@ -45,6 +55,9 @@ namespace {
 constexpr int64_t kMinChannels = 8;
 // Tiles per chunk: the chunk's transformed operands stay near L2's size.
 constexpr int64_t kChunkTiles = 196;
+// input_untransform's patch arrays of one plane stay in half of L1 up to this; past it (3x3
+// 64 -> 64 at 56 x 56: 56 KB) the turned convolution measured faster.
+constexpr int64_t kAdjointBytes = 16 * 1024;
 
 // Eight floats as one value: the transforms' loops run on these, compiled to one AVX2 register
 // (or two SSE ones, or half an AVX-512 one) by the clone with_best_isa picks.
@@ -68,6 +81,10 @@ struct Tiles {
   int64_t padded() const { return (per_image() + kLanes - 1) / kLanes * kLanes; }
   // A parity plane (below) with the slack the last vector reads past it.
   int64_t plane() const { return (TH + 1) * stride() + 2 * kLanes; }
+  // input_untransform's per-tile arrays: zeros before the tiles for the shifted reads, and room
+  // past them for the last vector's spill and the parity planes' last row.
+  int64_t lead() const { return stride() + 1; }
+  int64_t spread() const { return lead() + std::max(padded(), (TH + 1) * stride() + kLanes); }
 };
 
 Tiles tiles_of(int64_t H, int64_t W, IntArrayRef padding, int64_t OH, int64_t OW) {
@@ -159,6 +176,56 @@ void input_transform(const float* image, int64_t C, const Tiles& t, float* const
   }
 }
 
+// The input gradient of one image's C planes from dv[p][c][tile], the gradient of each tile's
+// B^T d B: the adjoint of input_transform. Each tile's B dv B^T lands on its 4x4 patch, which
+// overlaps its neighbours', so the patch's 16 entries are first stored per tile in `spread` (16
+// arrays of t.spread() floats, zero before t.lead(); entry (i, j) goes to array 4 * plane +
+// 2 * (i / 2) + j / 2, where parity plane 2 * (i % 2) + j % 2 holds it at offset (i / 2) *
+// stride() + j / 2 from the tile). Each parity plane `q` then sums its four arrays, shifted by
+// those offsets, in one fixed order, and gi is the plane's inside.
+void input_untransform(const Operand& dv, int64_t C, const Tiles& t, float* spread,
+                       float* const q[4], float* gi) {
+  const int64_t S = t.stride(), L = t.lead(), n = t.spread(), rows = (t.TH + 1) * S;
+  for (int64_t c = 0; c < C; ++c) {
+    for (int64_t s = 0; s < t.padded(); s += kLanes) {
+      vec r[4][4];  // B dv: the rows combined, per column j
+      for (int j = 0; j < 4; ++j) {
+        const vec v0 = load(dv.at(j, c) + s), v1 = load(dv.at(4 + j, c) + s);
+        const vec v2 = load(dv.at(8 + j, c) + s), v3 = load(dv.at(12 + j, c) + s);
+        r[0][j] = v0;
+        r[1][j] = v1 - v2 + v3;
+        r[2][j] = v1 + v2 - v0;
+        r[3][j] = -v3;
+      }
+      for (int i = 0; i < 4; ++i) {  // (B dv) B^T: the columns combined
+        const vec d[4] = {r[i][0], r[i][1] - r[i][2] + r[i][3], r[i][1] + r[i][2] - r[i][0],
+                          -r[i][3]};
+        for (int j = 0; j < 4; ++j)
+          store(spread + (4 * (2 * (i % 2) + j % 2) + 2 * (i / 2) + j / 2) * n + L + s, d[j]);
+      }
+    }
+    // Past the image's tiles lie the next image's (or the row slack): they add nothing here.
+    for (int e = 0; e < 16; ++e)
+      std::fill(spread + e * n + L + t.per_image(), spread + (e + 1) * n, 0.0f);
+    for (int p = 0; p < 4; ++p) {
+      const float* e = spread + 4 * p * n + L;
+      for (int64_t s = 0; s < rows; s += kLanes)
+        store(q[p] + s, load(e + s) + load(e + n + s - 1) + load(e + 2 * n + s - S) +
+                            load(e + 3 * n + s - S - 1));
+    }
+    float* plane = gi + c * t.H * t.W;
+    for (int64_t h = 0; h < t.H; ++h) {
+      const int64_t r = h + t.ph;
+      const float* even = q[2 * (r % 2)] + (r / 2) * S;  // the padded row's even columns
+      const float* odd = q[2 * (r % 2) + 1] + (r / 2) * S;
+      for (int64_t w = 0; w < t.W; ++w) {
+        const int64_t col = w + t.pw;
+        plane[h * t.W + w] = (col % 2 ? odd : even)[col / 2];
+      }
+    }
+  }
+}
+
 // One image's K output planes from m[p][k][tile] (A^T m A per tile), plus the bias. `work`
 // holds 4 * padded() floats.
 void output_transform(const Operand& m, int64_t K, const Tiles& t, const float* bias, float* work,
@@ -230,20 +297,22 @@ void grad_transform(const float* go, int64_t K, const Tiles& t, float* const g[4
   }
 }
 
-// u[p][kc] = (G w G^T)[p] of each 3x3 kernel w[kc].
-void weight_transform(const float* w, int64_t KC, float* u) {
-  for (int64_t kc = 0; kc < KC; ++kc) {
-    const float* g = w + kc * 9;
+// u[p][k][c] = (G w G^T)[p] of each 3x3 kernel w[k][c]; turned, u[p][c][k] (the input
+// gradient's GEMMs take it as (C, K)), written in that order so the stores run along u's rows.
+void weight_transform(const float* w, int64_t K, int64_t C, bool turned, float* u) {
+  const int64_t KC = K * C;
+  for (int64_t row = 0; row < KC; ++row) {
+    const float* g = w + (turned ? (row % K) * C + row / K : row) * 9;
     for (int i = 0; i < 4; ++i) {
       float a[3];  // row i of G g
       for (int j = 0; j < 3; ++j) {
         const float g0 = g[j], g1 = g[3 + j], g2 = g[6 + j];
         a[j] = i == 0 ? g0 : i == 3 ? g2 : 0.5f * (i == 1 ? g0 + g1 + g2 : g0 - g1 + g2);
       }
-      u[(4 * i + 0) * KC + kc] = a[0];
-      u[(4 * i + 1) * KC + kc] = 0.5f * (a[0] + a[1] + a[2]);
-      u[(4 * i + 2) * KC + kc] = 0.5f * (a[0] - a[1] + a[2]);
-      u[(4 * i + 3) * KC + kc] = a[2];
+      u[(4 * i + 0) * KC + row] = a[0];
+      u[(4 * i + 1) * KC + row] = 0.5f * (a[0] + a[1] + a[2]);
+      u[(4 * i + 2) * KC + row] = 0.5f * (a[0] - a[1] + a[2]);
+      u[(4 * i + 3) * KC + row] = a[2];
     }
   }
 }
@@ -300,6 +369,12 @@ bool winograd_applies(ScalarType dtype, int64_t in_channels, int64_t out_channel
   return !(v && std::string_view(v) == "0");
 }
 
+bool winograd_adjoint_pays(int64_t in_channels, int64_t out_channels, int64_t H, int64_t W,
+                           IntArrayRef padding, int64_t OH, int64_t OW) {
+  return out_channels > in_channels &&
+         16 * tiles_of(H, W, padding, OH, OW).spread() * int64_t(sizeof(float)) <= kAdjointBytes;
+}
+
 bool winograd_forward(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,
                       const Tensor& y, IntArrayRef padding) {
   const int64_t N = x.size(0), C = x.size(1), K = w.size(0), in_numel = C * x.size(2) * x.size(3);
@@ -309,7 +384,7 @@ bool winograd_forward(const Tensor& x, const Tensor& w, const std::optional<Tens
   float* py = y.data_ptr<float>();
   if (!all_finite(w.data_ptr<float>(), K * C * 9)) return false;
   auto u = buffer(16 * K * C);
-  weight_transform(w.data_ptr<float>(), K * C, u.get());
+  weight_transform(w.data_ptr<float>(), K, C, false, u.get());
   std::atomic<bool> ok{true};
   for_each_chunk(N, chunk_images(N, t), [&](int64_t n0, int64_t n1) {
     if (!ok.load(std::memory_order_relaxed) ||
@@ -334,45 +409,64 @@ bool winograd_forward(const Tensor& x, const Tensor& w, const std::optional<Tens
   return ok;
 }
 
-bool winograd_weight_grad(const Tensor& go, const Tensor& x, const Tensor& gw,
-                          IntArrayRef padding) {
-  const int64_t N = x.size(0), C = x.size(1), K = gw.size(0), in_numel = C * x.size(2) * x.size(3);
+bool winograd_backward(const Tensor& go, const Tensor& x, const Tensor& w, const Tensor& gi,
+                       const Tensor& gw, IntArrayRef padding) {
+  const int64_t N = x.size(0), C = x.size(1), K = w.size(0), in_numel = C * x.size(2) * x.size(3);
   const Tiles t = tiles_of(x.size(2), x.size(3), padding, go.size(2), go.size(3));
   const int64_t out_numel = K * t.OH * t.OW, grain = chunk_images(N, t);
   const int64_t chunks = (N + grain - 1) / grain, KC = K * C;
   const float* px = x.data_ptr<float>();
   const float* pg = go.data_ptr<float>();
-  auto partial = buffer(chunks * 16 * KC);
+  std::unique_ptr<float[]> ut, partial;
+  if (gi.defined()) {  // ut[p], (C, K): the input gradient's GEMMs run C x tiles
+    if (!all_finite(w.data_ptr<float>(), KC * 9)) return false;
+    ut = buffer(16 * KC);
+    weight_transform(w.data_ptr<float>(), K, C, true, ut.get());
+  }
+  if (gw.defined()) partial = buffer(chunks * 16 * KC);
   std::atomic<bool> ok{true};
   for_each_chunk(N, grain, [&](int64_t n0, int64_t n1) {
     if (!ok.load(std::memory_order_relaxed) ||
-        !all_finite(px + n0 * in_numel, (n1 - n0) * in_numel) ||
-        !all_finite(pg + n0 * out_numel, (n1 - n0) * out_numel)) {
+        !all_finite(pg + n0 * out_numel, (n1 - n0) * out_numel) ||
+        (gw.defined() && !all_finite(px + n0 * in_numel, (n1 - n0) * in_numel))) {
       ok = false;
       return;
     }
     const int64_t T = (n1 - n0) * t.per_image(), ld = T + kLanes;
     auto v = buffer(16 * C * ld), dm = buffer(16 * K * ld);
     Scratch work(t), grads(t);
-    for (int64_t n = n0; n < n1; ++n) {
-      const int64_t col0 = (n - n0) * t.per_image();
-      input_transform(px + n * in_numel, C, t, work.planes, work.padded,
-                      {v.get(), C * ld, ld, col0});
-      grad_transform(pg + n * out_numel, K, t, grads.planes, {dm.get(), K * ld, ld, col0});
+    for (int64_t n = n0; n < n1; ++n)
+      grad_transform(pg + n * out_numel, K, t, grads.planes,
+                     {dm.get(), K * ld, ld, (n - n0) * t.per_image()});
+    if (gw.defined()) {
+      for (int64_t n = n0; n < n1; ++n)
+        input_transform(px + n * in_numel, C, t, work.planes, work.padded,
+                        {v.get(), C * ld, ld, (n - n0) * t.per_image()});
+      float* acc = partial.get() + (n0 / grain) * 16 * KC;
+      for (int64_t p = 0; p < 16; ++p)
+        gemm(K, C, T, dm.get() + p * K * ld, ld, v.get() + p * C * ld, ld, true, acc + p * KC, C);
     }
-    float* acc = partial.get() + (n0 / grain) * 16 * KC;
-    for (int64_t p = 0; p < 16; ++p)
-      gemm(K, C, T, dm.get() + p * K * ld, ld, v.get() + p * C * ld, ld, true, acc + p * KC, C);
+    if (gi.defined()) {  // v is free again: it takes dv, the gradient of the input's transform
+      for (int64_t row = 0; row < 16 * C; ++row) std::fill_n(v.get() + row * ld + T, kLanes, 0.0f);
+      for (int64_t p = 0; p < 16; ++p)
+        gemm(C, T, K, ut.get() + p * KC, K, dm.get() + p * K * ld, ld, false, v.get() + p * C * ld,
+             ld);
+      std::unique_ptr<float[]> spread(new float[size_t(16 * t.spread())]());
+      for (int64_t n = n0; n < n1; ++n)
+        input_untransform({v.get(), C * ld, ld, (n - n0) * t.per_image()}, C, t, spread.get(),
+                          work.planes, gi.data_ptr<float>() + n * in_numel);
+    }
   });
   if (!ok) return false;
-  with_best_isa([&] {
-    float* acc = partial.get();
-    for (int64_t c = 1; c < chunks; ++c) {
-      const float* p = acc + c * 16 * KC;
-      for (int64_t i = 0; i < 16 * KC; ++i) acc[i] += p[i];
-    }
-    weight_untransform(acc, KC, gw.data_ptr<float>());
-  });
+  if (gw.defined())
+    with_best_isa([&] {
+      float* acc = partial.get();
+      for (int64_t c = 1; c < chunks; ++c) {
+        const float* p = acc + c * 16 * KC;
+        for (int64_t i = 0; i < 16 * KC; ++i) acc[i] += p[i];
+      }
+      weight_untransform(acc, KC, gw.data_ptr<float>());
+    });
   return true;
 }
 

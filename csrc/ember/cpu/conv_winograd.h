@@ -18,8 +18,16 @@ bool winograd_applies(ScalarType dtype, int64_t in_channels, int64_t out_channel
 bool winograd_forward(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,
                       const Tensor& y, IntArrayRef padding);
 
-/// gw = the weight gradient of conv2d(x, w) given grad_output go, as winograd_forward's. False,
-/// with gw unspecified, when x or go holds an infinity or NaN.
-bool winograd_weight_grad(const Tensor& go, const Tensor& x, const Tensor& gw, IntArrayRef padding);
+/// Whether winograd_backward should take the input gradient too when it computes the weight
+/// gradient (Note [Winograd convolution]); otherwise the turned convolution is faster.
+bool winograd_adjoint_pays(int64_t in_channels, int64_t out_channels, int64_t H, int64_t W,
+                           IntArrayRef padding, int64_t OH, int64_t OW);
+
+/// The gradients of conv2d(x, w) given grad_output go, as winograd_forward's: gi (the input
+/// gradient) and gw (the weight gradient), each skipped when undefined. Both share the output
+/// gradient's transform. False, with both unspecified, when an operand they read (go, x for gw,
+/// w for gi) holds an infinity or NaN.
+bool winograd_backward(const Tensor& go, const Tensor& x, const Tensor& w, const Tensor& gi,
+                       const Tensor& gw, IntArrayRef padding);
 
 }  // namespace ember::cpu
