@@ -43,8 +43,19 @@ PyObject* guard_repr(PyObject* self) {
 // `self.act = torch.relu` is deep-copied by nn.TransformerEncoder's layer cloning).
 PyObject* guard_copy(PyObject* self, PyObject*) { return Py_NewRef(self); }
 
+// Pickled by its public name (ember/_function_ref.py), as Python functions and torch's builtins
+// are: `torch.save(model)` of a module holding `self.act = F.gelu`.
+PyObject* guard_reduce(PyObject* self, PyObject*) {
+  PyObject* mod = PyImport_ImportModule("ember._function_ref");
+  if (!mod) return nullptr;
+  PyObject* out = PyObject_CallMethod(mod, "reduce_function", "O", self);
+  Py_DECREF(mod);
+  return out;
+}
+
 PyMethodDef guard_methods[] = {{"__copy__", guard_copy, METH_NOARGS, nullptr},
                                {"__deepcopy__", guard_copy, METH_O, nullptr},
+                               {"__reduce__", guard_reduce, METH_NOARGS, nullptr},
                                {nullptr, nullptr, 0, nullptr}};
 
 PyMemberDef guard_members[] = {

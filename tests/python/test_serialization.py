@@ -161,6 +161,38 @@ def test_shared_and_grad_tensors(tmp_path):
     assert np.array_equal(loaded["a"].detach().numpy(), w.detach().numpy())
 
 
+class _Activated(ember.nn.Module):
+    def __init__(self, act):
+        super().__init__()
+        self.lin, self.act = ember.nn.Linear(3, 3), act
+
+    def forward(self, x):
+        return self.act(self.lin(x))
+
+
+@pytest.mark.parametrize(
+    "name", ["nn.functional.gelu", "nn.functional.silu", "relu", "exp", "linalg.norm"]
+)
+def test_whole_module_holding_a_public_function(tmp_path, name):
+    # torch pickles its functions by reference; ember's are C guards in front of them
+    fn = ember
+    for part in name.split("."):
+        fn = getattr(fn, part)
+    assert pickle.loads(pickle.dumps(fn)) is fn
+    m = _Activated(fn)
+    p = tmp_path / "m.pt"
+    ember.save(m, str(p))
+    loaded = ember.load(str(p), weights_only=False)
+    assert loaded.act is fn
+    x = ember.randn(2, 3)
+    assert ember.equal(loaded(x), m(x))
+
+
+def test_private_guard_refuses_to_pickle():
+    with pytest.raises((TypeError, pickle.PicklingError)):
+        pickle.dumps(ember._C._foreign_guard(lambda x: x))
+
+
 def test_loaded_tensors_are_fresh_and_mmap_views(tmp_path):
     t = ember.arange(1000.0)
     ember.save({"x": t, "y": t[:10].clone()}, tmp_path / "c.pt")

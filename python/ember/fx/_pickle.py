@@ -4,8 +4,8 @@ code from it): no source text is stored or executed. ember's compiled functions 
 by reference, so callables of ember's public namespaces are stored by their qualified names."""
 
 import pickle
-import sys
 
+from .._function_ref import load_function
 from ._codegen import ember_qualified_name
 from ._namespace import is_identifier
 from .node import map_aggregate
@@ -35,13 +35,7 @@ class _EmberRef:
         return (_EmberRef, (self.name,))
 
     def resolve(self):
-        parts = self.name.split(".")
-        if parts[0] != "ember" or not all(is_identifier(p) for p in parts):
-            raise pickle.UnpicklingError(f"ember.fx: not an ember name: {self.name!r}")
-        obj = sys.modules["ember"]
-        for p in parts[1:]:
-            obj = getattr(obj, p)
-        return obj
+        return load_function(self.name)
 
 
 def _encode_value(v, index):

@@ -289,8 +289,8 @@ class Node:
 
         if self.op == "call_module":
             fn = getattr(root.get_submodule(self.target), "forward", None)
-        elif self.op == "call_function" and inspect.isfunction(self.target):
-            fn = self.target
+        elif self.op == "call_function" and inspect.isfunction(inspect.unwrap(self.target)):
+            fn = inspect.unwrap(self.target)  # through ember's C guards (F.relu's sparse guard)
         else:
             return None
         try:
