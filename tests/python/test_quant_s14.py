@@ -207,6 +207,42 @@ def test_fx_fixed_qparams_op_with_qconfig_none_runs_on_the_quantized_tensor():
     ]
 
 
+def _scalar_ops(T):
+    class M(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = T.nn.Linear(5, 6)
+
+        def forward(self, x):
+            x = self.fc1(x)
+            x = x + 1.0
+            x = x * 2.0
+            x = T.add(x, 0.5)
+            x = 3.0 * T.mul(x, -1.5)
+            x = T.relu(x + 12) + 0.25
+            return T.nn.functional.relu(T.mul(x, 0.5)) * 2
+
+    return M()
+
+
+def test_fx_add_mul_of_a_quantized_tensor_and_a_number_lowered_to_the_scalar_overload():
+    """x + 1.0, x * 2.0, torch.add/mul(x, number) and 3.0 * x on a quantized path become
+    quantized.add/mul(x, number) (either order kept), their output qparams derived from x's, as
+    torch's convert_fx lowers them: no dequantize/quantize around them (each shares its
+    input's observer in prepare_fx); followed by torch.relu / F.relu, add_relu / mul_relu."""
+    results = _run(_scalar_ops)
+    graph, _, y = _agree(results, step=0)  # same integers and derived qparams
+    calls = [t for op, t in graph if op not in ("get_attr", "placeholder", "output")]
+    assert calls == ["quantize_per_tensor", "fc1", "add", "mul", "add", "mul", "mul"] + [
+        "add_relu",
+        "add",
+        "mul_relu",
+        "mul",
+        "dequantize",
+    ]
+    assert np.abs(y).max() > 0
+
+
 def _lin_relu(T):
     class M(T.nn.Module):
         def __init__(self):

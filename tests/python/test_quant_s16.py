@@ -240,6 +240,20 @@ def test_ops_quantized_against_torch():
         )
 
 
+def test_ops_quantized_add_mul_scalar_overload_against_torch():
+    """quantized.add/mul(_relu) with a Python number on either side run torch's Scalar
+    overload (add_scalar / mul_scalar): output qparams derived from the input's."""
+    torch = _torch()
+    x = np.array([-3 + 0.15 * i for i in range(41)], dtype="float32")
+    for dt, zp in (("quint8", 60), ("qint8", -5)):
+        tq, eq = _q(torch, x, dt, 0.1, zp), _q(ember, x, dt, 0.1, zp)
+        for name in ("add", "add_relu", "mul", "mul_relu"):
+            for b in (1.0, 2, -1.5, 0.05):
+                t_op, e_op = getattr(torch.ops.quantized, name), getattr(ember.ops.quantized, name)
+                _same(t_op(tq, b), e_op(eq, b))
+                _same(t_op(b, tq), e_op(b, eq))
+
+
 def test_qfunctional_add_scalar_against_torch():
     torch = _torch()
     x = np.linspace(-2, 2, 9).astype("float32")

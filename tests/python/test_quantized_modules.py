@@ -274,6 +274,33 @@ def test_conv_from_float():
     assert (q1(xq1).dequantize() - c1(xq1.dequantize())).abs().max().item() < 3 * q1.scale
 
 
+def test_from_float_keeps_the_bias_parameter_in_the_state_dict():
+    """As torch's packed params: the bias given to set_weight_bias is the object bias() and the
+    state dict return (a float module's Parameter stays a Parameter, requires_grad and all), a
+    non-contiguous one is copied; load_state_dict packs the loaded object the same way."""
+    for f, qcls, shape, key in (
+        (ember.nn.Conv2d(2, 3, 1), nnq.Conv2d, (1, 2, 3, 3), "bias"),
+        (ember.nn.Conv1d(2, 3, 1), nnq.Conv1d, (1, 2, 3), "bias"),
+        (ember.nn.Linear(2, 3), nnq.Linear, (2, 2), None),
+    ):
+        x = ember.quantize_per_tensor(ember.ones(shape), 0.1, 10, ember.quint8)
+        _observed(f, x.dequantize())
+        q = qcls.from_float(f)
+        assert q.bias() is f.bias and type(q.bias()) is ember.nn.Parameter
+        sd = q.state_dict()
+        b = sd[key] if key else sd["_packed_params._packed_params"][1]
+        assert b is f.bias and b.requires_grad
+        q2 = qcls.from_float(f)
+        q2.set_weight_bias(q2.weight(), ember.zeros(3))
+        assert type(q2.bias()) is ember.Tensor and not q2.bias().requires_grad
+        q2.load_state_dict(sd)
+        assert q2.bias() is f.bias and ember.equal(q2(x).int_repr(), q(x).int_repr())
+    strided = ember.arange(6.0)[::2]
+    q2.set_weight_bias(q2.weight(), strided)
+    assert q2.bias() is not strided and q2.bias().is_contiguous()
+    assert ember.equal(q2.bias(), strided)
+
+
 # ---- dynamic ----
 
 

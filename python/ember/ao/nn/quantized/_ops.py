@@ -70,13 +70,16 @@ class PackedLinearWeight:
                 "quantized::linear_prepack (fbgemm): Weight tensor rank should be == 2"
             )
         self.qweight = qweight
+        # unpack() gives back the caller's bias object (a float module's Parameter stays one in
+        # the state dict, as torch's packed params keep it); the kernels read a float32 copy.
+        self._bias = None if bias is None else bias.contiguous()
         self.bias = None if bias is None else bias.detach().to(e.float32).contiguous()
         self.out_features, self.in_features = qweight.shape
         self.packed, self.col_sums = _Q.qpack(_Q.repr_view(qweight), 1)
         self.w_scales, self.w_zps = _weight_qparams(qweight, self.out_features)
 
     def unpack(self):
-        return self.qweight, self.bias
+        return self.qweight, self._bias
 
 
 class PackedConvWeight:
@@ -90,6 +93,7 @@ class PackedConvWeight:
                 f"quantized::conv_prepack: expected a qint8 weight; got {qweight.dtype}"
             )
         self.qweight = qweight
+        self._bias = None if bias is None else bias.contiguous()
         self.bias = None if bias is None else bias.detach().to(e.float32).contiguous()
         self.stride, self.padding = list(stride), list(padding)
         self.dilation, self.groups = list(dilation), int(groups)
@@ -110,7 +114,7 @@ class PackedConvWeight:
         self._onednn = {}
 
     def unpack(self):
-        return self.qweight, self.bias
+        return self.qweight, self._bias
 
 
 def linear_prepack(weight, bias=None):

@@ -38,15 +38,35 @@ def _linear_prepack(W, B=None):  # torch's schema names (a converted graph passe
     return _ops.linear_prepack(W, B)
 
 
+def _with_scalar(tensors, scalar, relu):
+    """torch's add/mul (and _relu) with their Scalar overload: (qa, b) or (b, qa) for a Python
+    number b runs the scalar kernel, the output's qparams derived from qa's."""
+
+    def op(qa, qb, *qparams):
+        if qparams or not (_is_number(qa) or _is_number(qb)):
+            return tensors(qa, qb, *qparams)
+        if _is_number(qa):
+            qa, qb = qb, qa
+        out = scalar(qa, qb)
+        return _ops.relu(out) if relu else out
+
+    op.__name__ = tensors.__name__
+    return op
+
+
+def _is_number(b):
+    return isinstance(b, (int, float)) and not isinstance(b, bool)
+
+
 def _cat(qx, dim, scale=None, zero_point=None):
     return _ops.cat(qx, dim, scale, zero_point)
 
 
 _TABLE = {
-    "add": _ops.add,
-    "add_relu": _ops.add_relu,
-    "mul": _ops.mul,
-    "mul_relu": _ops.mul_relu,
+    "add": _with_scalar(_ops.add, _ops.add_scalar, False),
+    "add_relu": _with_scalar(_ops.add_relu, _ops.add_scalar_relu, False),
+    "mul": _with_scalar(_ops.mul, _ops.mul_scalar, False),
+    "mul_relu": _with_scalar(_ops.mul_relu, _ops.mul_scalar, True),
     "add_scalar": _ops.add_scalar,
     "add_scalar_relu": _ops.add_scalar_relu,
     "mul_scalar": _ops.mul_scalar,

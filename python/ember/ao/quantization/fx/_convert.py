@@ -21,6 +21,7 @@ from ._patterns import (
     _lowered_binary,
     _qconfig_of,
     _replace_arg,
+    _scalar_binary,
     _set_module,
     _tensor_inputs,
 )
@@ -203,6 +204,21 @@ def _convert(gm, is_reference):
                 kind = None
         inputs = _tensor_inputs(node) if node.op not in ("placeholder", "get_attr") else []
         if kind in ("share", "fixed") and inputs and inputs[0] in quantized and not is_reference:
+            if _scalar_binary(node) is not None:
+                # torch's quantized.add/mul Scalar overload: the output's qparams follow the
+                # input's (the op shares its input's observer)
+                from ...nn.quantized._ops_namespace import namespace
+
+                relu = _fused_relu(node, modules)
+                name = _scalar_binary(node).__name__ + ("_relu" if relu is not None else "")
+                with graph.inserting_before(node):
+                    q = graph.call_function(getattr(namespace, name), node.args)
+                if relu is not None:
+                    relu.replace_all_uses_with(q)
+                    graph.erase_node(relu)
+                node.replace_all_uses_with(q)
+                graph.erase_node(node)
+                node = q
             quantized[node] = None
             continue
         out_obs_node = next((u for u in node.users if _is_observer_node(u, modules)), None)

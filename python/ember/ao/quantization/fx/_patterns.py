@@ -202,6 +202,8 @@ def _kind(node, modules):
             return "share"
         return "fixed" if type(m) in _FIXED_MODULES else None
     if node.op == "call_function":
+        if _scalar_binary(node) is not None:
+            return "share"  # torch's backend config: one tensor argument shares its observer
         if _fn(node) in _QUANT_FUNCS:
             return "quant"
         if _fn(node) in _SHARE_FUNCS:
@@ -259,13 +261,15 @@ def _is_observer_node(node, modules):
 
 def _fused_relu(node, modules):
     """The relu that torch's backend config takes as one pattern with node, observed after the
-    relu: the sole user of an add/mul of two tensors (any relu), or of F.linear / F.conv*
-    (nn.ReLU or F.relu); else None."""
+    relu: the sole user of an add/mul of two tensors (any relu) or of a tensor and a number
+    (not Tensor.relu), or of F.linear / F.conv* (nn.ReLU or F.relu); else None."""
     if len(node.users) != 1:
         return None
     (user,) = node.users
     if _lowered_binary(node) is not None:
         return user if _is_relu(user, modules) else None
+    if _scalar_binary(node) is not None:  # torch's (add/mul, nn.ReLU / F.relu / torch.relu)
+        return user if _is_relu(user, modules) and user.op != "call_method" else None
     if node.op == "call_function" and _fn(node) in _QUANT_FUNCS_WEIGHTED:
         return user if _fuses(user, modules) else None
     return None
@@ -281,6 +285,25 @@ def _lowered_binary(node):
         return {"add": qops.add, "mul": qops.mul}.get(node.target)
     if node.op != "call_function":
         return None
+    if _fn(node) is operator.add or _fn(node) in _functions("add"):
+        return qops.add
+    if _fn(node) is operator.mul or _fn(node) in _functions("mul"):
+        return qops.mul
+    return None
+
+
+def _scalar_binary(node):
+    """The quantized op of an add/mul call of one tensor and one Python number (either order,
+    no alpha), else None: torch lowers it to quantized.add/mul's Scalar overload (its backend
+    config lists the functions, not the Tensor methods)."""
+    if node.kwargs or len(node.args) != 2 or node.op != "call_function":
+        return None
+    nodes = [a for a in node.args if isinstance(a, fx.Node)]
+    numbers = [a for a in node.args if isinstance(a, (int, float)) and not isinstance(a, bool)]
+    if len(nodes) != 1 or len(numbers) != 1:
+        return None
+    from ...nn.quantized import _ops as qops
+
     if _fn(node) is operator.add or _fn(node) in _functions("add"):
         return qops.add
     if _fn(node) is operator.mul or _fn(node) in _functions("mul"):

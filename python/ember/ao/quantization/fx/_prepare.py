@@ -171,11 +171,15 @@ def _prepare(model, qconfig_mapping, is_qat, example_inputs, prepare_custom_conf
                 # As torch: the output is observed by the input's observer instance, called
                 # again on the output (moving averages and histograms see both).
                 shared = ins.modules[quantized[src[0]].target]
-                out = ins.observer(node, shared)
-                for user in list(node.users):
+                relu = _fused_relu(node, ins.modules)  # x + 1.0 then relu: add_relu's pattern
+                last = node if relu is None else relu
+                if relu is not None:
+                    fused_relus.add(relu)
+                out = ins.observer(last, shared)
+                for user in list(last.users):
                     if user is not out:
-                        _replace_arg(user, node, out)
-                quantized[node] = out
+                        _replace_arg(user, last, out)
+                quantized[last] = out
                 quantized[out] = out
             continue
         if _is_dynamic(qconfig):
