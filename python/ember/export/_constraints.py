@@ -140,6 +140,37 @@ def refine(node, found, examples, holds=None):
     )
 
 
+class TiedDims(Exception):
+    """Two ``Dim.AUTO``/``Dim.DYNAMIC`` sizes a branch finds equal (``x.shape[0] ==
+    y.shape[0]``): the capture runs again with ``merged`` ((input, dim index)) on ``kept``."""
+
+    def __init__(self, kept, merged):
+        super().__init__("tied dims")
+        self.kept, self.merged = kept, merged
+
+
+def equal_sizes(node, found, examples):
+    """The outcome of ``==``/``!=`` between two dynamic sizes that are one Dim, as torch's
+    symbols compare; raises TiedDims when two unnamed ones of one example size are compared
+    (torch unifies them); None otherwise."""
+    if node.op != "call_function" or node.target not in (operator.eq, operator.ne):
+        return None
+    reads = [_size_read(a) if hasattr(a, "op") else None for a in node.args]
+    if len(found) != 2 or None in reads:
+        return None
+    order = list(examples)
+    found = sorted(found, key=lambda f: (order.index(f[0]), f[1]))  # the first input's is kept
+    (_, _, first, size), (name, d, second, other) = found
+    if first is second:
+        return node.target is operator.eq
+    hinted = getattr(first, "hinted", False) and getattr(second, "hinted", False)
+    if not hinted or size != other or getattr(second, "root", None) is not None:
+        return None
+    first.min, first.max = max(first.min, second.min), min(first.max, second.max)
+    first.auto = first.auto and second.auto
+    raise TiedDims(first, (name, d))
+
+
 def violation(found, line):
     names = sorted({dim.__name__ for _, _, dim, _ in found})
     lines = [
