@@ -863,3 +863,73 @@ def test_auto_dims_only_compared_stay_symbolic_as_torchs():
             dynamic_shapes={"x": {0: torch.export.Dim("b")}, "y": None},
         )
     assert str(want.value).startswith(str(info.value))
+
+
+def _tied(lib):
+    class Tied(lib.nn.Module):
+        def forward(self, x, y):
+            return x + y
+
+    class Branch(lib.nn.Module):  # a branch on two sizes found equal ties them too
+        def forward(self, x, y):
+            if x.shape[0] == y.shape[0]:
+                return x * y
+            return x - 1
+
+    class Checked(lib.nn.Module):
+        def forward(self, x, y):
+            lib._check(x.shape[0] == y.shape[0])
+            return x + 1, y * 2
+
+    Dims = lib.export.Dim
+    a, b = Dims("a"), Dims("b")
+    return (
+        [Tied(), Branch(), Checked()],
+        [  # dynamic_shapes whose dims x + y ties into one
+            {"x": {0: Dims.AUTO}, "y": {0: Dims.AUTO}},
+            {"x": {0: Dims.DYNAMIC}, "y": {0: Dims.DYNAMIC}},
+            {"x": {0: a}, "y": {0: Dims.AUTO}},
+            {"x": {0: a}, "y": {0: a}},
+        ],
+        {"x": {0: a}, "y": {0: b}},
+    )
+
+
+def test_dims_tied_by_an_op_are_one_symbol_as_torchs():
+    # x + y makes both batch dims one: torch keeps one symbol (the lowest name, s17 of y's dim
+    # over s77 of x's), its module rejects unequal sizes, and two named Dims raise its UserError
+    # with the fix "b = a". Before, ember kept two symbols and accepted the two named Dims, and
+    # made the branch's two dims static and dropped the _check.
+    (m, *compared), cases, named = _tied(ember)
+    args = (ember.ones(4, 3), ember.ones(4, 3))
+    got = [export(m, args, dynamic_shapes=ds) for ds in cases]
+    got += [export(c, args, dynamic_shapes=cases[0]) for c in compared]
+    assert [str(ep.range_constraints) for ep in got] == ["{s17: VR[2, int_oo]}"] * 3 + [
+        "{s17: VR[0, int_oo]}",
+        "{s17: VR[2, int_oo]}",
+        "{s17: VR[2, int_oo]}",
+    ]
+    assert 'x: "f32[s17, 3]", y: "f32[s17, 3]"' in str(got[0])
+    _close(got[1].module()(ember.ones(5, 3), ember.ones(5, 3)), ember.full((5, 3), 2.0))
+    for ep in (got[0], got[-1]):  # the _check is kept as torch's guard, not dropped
+        with pytest.raises(AssertionError) as unequal:
+            ep.module()(ember.ones(5, 3), ember.ones(6, 3))
+        assert str(unequal.value) == "Guard failed: y.size()[0] == x.size()[0]"
+    with pytest.raises(ember._dynamo.exc.UserError) as info:
+        export(m, args, dynamic_shapes=named)
+    assert str(info.value).endswith("must always be equal.\nSuggested fixes:\n  b = a")
+    torch = _torch()
+    (tm, *tcompared), tcases, tnamed = _tied(torch)
+    targs = (torch.ones(4, 3), torch.ones(4, 3))
+    wanted = [(tm, ds) for ds in tcases] + [(c, tcases[0]) for c in tcompared]
+    for ep, (module, ds) in zip(got, wanted, strict=True):
+        want = torch.export.export(module, targs, dynamic_shapes=ds)
+        assert str(ep.range_constraints) == str(want.range_constraints)
+        assert ep.graph_module.code == want.graph_module.code.replace("torch.", "ember.")
+    with pytest.raises(AssertionError) as want:
+        want_ep = torch.export.export(tm, targs, dynamic_shapes=tcases[0])
+        want_ep.module()(torch.ones(5, 3), torch.ones(6, 3))
+    assert str(want.value) == str(unequal.value)
+    with pytest.raises(Exception) as want:
+        torch.export.export(tm, targs, dynamic_shapes=tnamed)
+    assert str(want.value).startswith(str(info.value))

@@ -152,13 +152,15 @@ class _InlineTracer(fx.Tracer):
         return _factories.records(func, kwargs)  # torch.zeros(n, 4) in forward: a graph node
 
     def to_bool(self, obj):
-        from ._constraints import refine, specialized_dims, violation
+        from ._constraints import equal_sizes, refine, specialized_dims, violation
 
         error = _unbacked.guard_error(obj.node)
         if error is not None:
             raise error
         found = specialized_dims(obj.node, self._dynamic, self._examples)
-        outcome = refine(obj.node, found, self._examples) if found else None
+        outcome = equal_sizes(obj.node, found, self._examples) if found else None
+        if outcome is None and found:
+            outcome = refine(obj.node, found, self._examples)
         if outcome is not None:
             return outcome
         if found:
@@ -169,9 +171,11 @@ class _InlineTracer(fx.Tracer):
         return super().to_bool(obj)
 
     def record_check(self, cond, message):
-        from ._constraints import refine, specialized_dims
+        from ._constraints import equal_sizes, refine, specialized_dims
 
         found = specialized_dims(cond.node, self._dynamic, self._examples)
+        if found and equal_sizes(cond.node, found, self._examples) is True:
+            return  # _check(x.shape[0] == y.shape[0]) on Dim.AUTO sizes: one symbol, as torch's
         if found and refine(cond.node, found, self._examples, holds=True) is not None:
             return  # a range of a dynamic size (ember._check(x.shape[0] >= 3)), as torch's
         _unbacked.record(self, cond, message)  # ember._check on a traced condition
@@ -321,7 +325,7 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
     )
 
     from .._dynamo.exc import UserError
-    from ._constraints import ConstraintsViolated, op_specialized
+    from ._constraints import ConstraintsViolated, TiedDims, op_specialized
 
     while True:
         tracer = _InlineTracer(user_tensors, dims)
@@ -329,6 +333,9 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
             with capturing("trace"):
                 graph = tracer.trace(model, concrete_args=concrete or None)
             break
+        except TiedDims as e:  # x.shape[0] == y.shape[0] on two Dim.AUTO: one symbol, as torch's
+            name, d = e.merged
+            dims[name][d] = e.kept
         except ConstraintsViolated as e:
             # Dims marked Dim.AUTO that the code specializes become static (torch's rule).
             if not all(getattr(dim, "auto", False) for _, _, dim, _ in e.dims):

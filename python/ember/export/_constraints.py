@@ -140,6 +140,37 @@ def refine(node, found, examples, holds=None):
     )
 
 
+class TiedDims(Exception):
+    """Two ``Dim.AUTO``/``Dim.DYNAMIC`` sizes a branch finds equal (``x.shape[0] ==
+    y.shape[0]``): the capture runs again with ``merged`` ((input, dim index)) on ``kept``."""
+
+    def __init__(self, kept, merged):
+        super().__init__("tied dims")
+        self.kept, self.merged = kept, merged
+
+
+def equal_sizes(node, found, examples):
+    """The outcome of ``==``/``!=`` between two dynamic sizes that are one Dim, as torch's
+    symbols compare; raises TiedDims when two unnamed ones of one example size are compared
+    (torch unifies them); None otherwise."""
+    if node.op != "call_function" or node.target not in (operator.eq, operator.ne):
+        return None
+    reads = [_size_read(a) if hasattr(a, "op") else None for a in node.args]
+    if len(found) != 2 or None in reads:
+        return None
+    order = list(examples)
+    found = sorted(found, key=lambda f: (order.index(f[0]), f[1]))  # the first input's is kept
+    (_, _, first, size), (name, d, second, other) = found
+    if first is second:
+        return node.target is operator.eq
+    hinted = getattr(first, "hinted", False) and getattr(second, "hinted", False)
+    if not hinted or size != other or getattr(second, "root", None) is not None:
+        return None
+    first.min, first.max = max(first.min, second.min), min(first.max, second.max)
+    first.auto = first.auto and second.auto
+    raise TiedDims(first, (name, d))
+
+
 def violation(found, line):
     names = sorted({dim.__name__ for _, _, dim, _ in found})
     lines = [
@@ -248,11 +279,24 @@ def op_specialized(parts, dims, user_tensors):
                 inputs[name] = _resized(inputs[name], d, size)
         return _runs(parts, inputs)
 
-    if probe(list(sizes)):
+    all_run = probe(list(sizes))
+    peers = {}  # (example size, probed size) -> plain roots: only these can be tied equal
+    for key, (root, where) in groups.items():
+        if key in sizes and all(dim is root for _, _, dim in where):
+            name, d, _ = where[0]
+            peers.setdefault((user_tensors[name].size(d), sizes[key]), []).append(key)
+    tied_keys = {key for keys in peers.values() if len(keys) > 1 for key in keys}
+    failed = [key for key in sizes if (not all_run or key in tied_keys) and not probe([key])]
+    if all_run and not failed:
         return None
+    classes = _tied(peers, failed, probe)
     shapes, ranges = parts["input_shapes"], parts["range_constraints"]
+    error = _merge(classes, groups, shapes, ranges)
+    if error is not None:
+        return error
+    tied = {key for keys in classes for key in keys}
     found = {}
-    for key in [key for key in sizes if not probe([key])]:
+    for key in [key for key in failed if key not in tied]:
         for name, d, dim in groups[key][1]:
             size = user_tensors[name].size(d)
             if getattr(dim, "auto", False):
@@ -272,4 +316,58 @@ def op_specialized(parts, dims, user_tensors):
             "If you're using Dim.DYNAMIC, replace it with either Dim.STATIC or Dim.AUTO."
         )
     lines += ["Suggested fixes:", *(f"  {name} = {size}" for name, size in found.items())]
+    return UserError("\n".join(lines))
+
+
+def _tied(peers, failed, probe):
+    """Classes of root Dims an op ties equal (``x + y``): each fails when changed alone and runs
+    when changed with the others of its class (all of one example size)."""
+    classes = []
+    for keys in peers.values():
+        left = [key for key in keys if key in failed]
+        if len(left) > 1 and probe(left):
+            classes.append(left)
+            continue
+        while len(left) > 1:
+            first = left.pop(0)
+            partners = [key for key in left if probe([first, key])]
+            if partners:
+                classes.append([first, *partners])
+                left = [key for key in left if key not in partners]
+    return classes
+
+
+def _merge(classes, groups, shapes, ranges):
+    """Roots tied equal become one, as torch's: a ``Dim.AUTO``/``Dim.DYNAMIC`` takes the class's
+    first named Dim (else its first Dim), the ranges intersected; two named Dims raise torch's
+    UserError."""
+    problems = []
+    for keys in classes:
+        dims = [groups[key][0] for key in keys]
+        named = [dim for dim in dims if not getattr(dim, "hinted", False)]
+        kept = named[0] if named else dims[0]
+        for dim in named[1:]:
+            problems.append((dim, groups[dim.__name__][1][0], kept, groups[kept.__name__][1][0]))
+        if len(named) > 1:
+            continue
+        lo, hi = ranges.get(kept.__name__, (kept.min, kept.max))
+        for dim in dims:
+            if dim is kept:
+                continue
+            dlo, dhi = ranges.pop(dim.__name__, (dim.min, dim.max))
+            lo, hi = max(lo, dlo), min(hi, dhi)
+            for n, dims_of in shapes.items():
+                shapes[n] = [kept.__name__ if s == dim.__name__ else s for s in dims_of]
+        ranges[kept.__name__] = (lo, hi)
+    if not problems:
+        return None
+    names = sorted({dim.__name__ for dim, _, _, _ in problems})
+    lines = [f"Constraints violated ({', '.join(names)})! For more information, run with "
+             'TORCH_LOGS="+dynamic".']  # fmt: skip
+    for dim, (name, d, _), kept, (kname, kd, _) in problems:
+        lines.append(
+            f"  - The values of {dim.__name__} = L['{name}'].size()[{d}] and {kept.__name__} = "
+            f"L['{kname}'].size()[{kd}] must always be equal."
+        )
+    lines += ["Suggested fixes:", *(f"  {dim.__name__} = {kept.__name__}" for dim, *_ in problems)]
     return UserError("\n".join(lines))

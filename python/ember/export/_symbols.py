@@ -63,14 +63,20 @@ def symbol_names(input_shapes, user_inputs, parse_dim):
     """{Dim name: torch's symbol expression} for the dims of ``input_shapes`` ({input: sizes
     with Dim names}), visiting ``user_inputs`` in order; ``parse_dim(name)`` gives (root, a, b)
     of a Dim name ``a*root + b``."""
-    taken, roots, out = set(), {}, {}
+    taken, roots, seen = set(), {}, []  # root -> the symbols of its inputs' dims
     for name in user_inputs:
         for d, size in enumerate(input_shapes.get(name) or ()):
-            if not isinstance(size, str) or size in out:
+            if not isinstance(size, str):
                 continue
             root, a, b = parse_dim(size)
-            if root not in roots:
-                roots[root] = f"s{_symbol_id(f'L[{name!r}].size()[{d}]', taken)}"
-            out.setdefault(root, roots[root])
-            out[size] = _expr(roots[root], a, b)
+            seen.append((size, root, a, b))
+            # each input dim of a root gets a symbol (a derived dim reuses its root's), and
+            # torch keeps the lexicographically lowest of those it finds equal (s17 over s77)
+            if size == root or root not in roots:
+                symbol = f"s{_symbol_id(f'L[{name!r}].size()[{d}]', taken)}"
+                roots.setdefault(root, []).append(symbol)
+    out = {}
+    for size, root, a, b in seen:
+        out.setdefault(root, min(roots[root]))
+        out[size] = _expr(out[root], a, b)
     return out

@@ -193,6 +193,7 @@ def _spec_of(spec, ndim, input_name):
             auto = dim is _DimFactory.AUTO
             dim = _Dim(f"s_{input_name}_{d}", min=2)  # torch's range: sizes 0 and 1 specialize
             dim.auto = auto  # static again if the code specializes it
+            dim.hinted = True  # unnamed: merged into another dim an op ties it to
         if not isinstance(dim, _Dim):
             raise ValueError(
                 f"export: dynamic_shapes for '{input_name}' dim {d}: expected a Dim; got {dim!r}"
