@@ -357,6 +357,11 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
     GlooStore gstore(store_);
     ctx->connectFullMesh(gstore, device);
     context_ = ctx;
+    // No rank returns before every rank's pairs are up: one that connected first and left at
+    // once (init, then destroy and exit) closed the pairs a slower peer was still completing
+    // ("Connection closed by peer"). The last rank to arrive opens the barrier.
+    if (store_->add("connected", 1) == size) store_->set("connected/all", "1");
+    store_->wait({"connected/all"}, options_.timeout);
   } catch (const std::exception& e) {
     EMBER_ERROR(ErrorKind::Runtime, "ProcessGroupGloo: rank ", rank, " of ", size,
                 " could not connect to its peers within ", options_.timeout.count(),
