@@ -285,9 +285,15 @@ def _lowered_binary(node):
         return {"add": qops.add, "mul": qops.mul}.get(node.target)
     if node.op != "call_function":
         return None
-    if _fn(node) is operator.add or _fn(node) in _functions("add"):
+    return _add_mul_function(node, qops)
+
+
+def _add_mul_function(node, qops):
+    """qops.add / qops.mul for a call of an add / mul function (operator or ember's), else None."""
+    fn = _fn(node)
+    if fn is operator.add or fn in _functions("add"):
         return qops.add
-    if _fn(node) is operator.mul or _fn(node) in _functions("mul"):
+    if fn is operator.mul or fn in _functions("mul"):
         return qops.mul
     return None
 
@@ -304,11 +310,7 @@ def _scalar_binary(node):
         return None
     from ...nn.quantized import _ops as qops
 
-    if _fn(node) is operator.add or _fn(node) in _functions("add"):
-        return qops.add
-    if _fn(node) is operator.mul or _fn(node) in _functions("mul"):
-        return qops.mul
-    return None
+    return _add_mul_function(node, qops)
 
 
 def _all_node_args(node):
