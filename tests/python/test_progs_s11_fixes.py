@@ -296,8 +296,8 @@ def test_slogdet_sign_is_an_output_of_the_node():
 def test_broadcast_error_names_the_last_mismatching_dim_as_torch():
     # torch's infer_size walks the dims from the right and reports the first mismatch it meets
     with pytest.raises(
-        RuntimeError, match=r"tensor a \(3\) must match the size of tensor b \(2\) "
+        RuntimeError, match=r"The size of tensor a \(3\) must match the size of tensor b \(2\) "
     ):
         ember.ones(2, 3) + ember.ones(3, 2)
-    with pytest.raises(RuntimeError, match="at non-singleton dimension 1"):
+    with pytest.raises(RuntimeError, match="The size of tensor a .* at non-singleton dimension 1"):
         ember.broadcast_tensors(ember.ones(2, 3), ember.ones(3, 2))
