@@ -83,7 +83,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const 
   EMBER_CHECK(st != 0, "arange: step must be nonzero");
   EMBER_CHECK(std::isfinite(s) && std::isfinite(e), "arange: unsupported range: ", s, " -> ", e);
   EMBER_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
-              "arange: upper bound and larger bound inconsistent with step sign");
+              "arange: upper bound and lower bound inconsistent with step sign");
   int64_t n = all_int ? (end.to_long() - start.to_long() + step.to_long() - (st > 0 ? 1 : -1)) /
                             step.to_long()
                       : int64_t(std::ceil((e - s) / st));

@@ -360,12 +360,12 @@ Tensor upsample_bicubic2d(const Tensor& input, IntArrayRef output_size, bool ali
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx,
                  bool scale_grad_by_freq, bool sparse) {
   profiler::Range prof_range(profiler::RangeKind::Op, "embedding");
-  (void)sparse;  // ember has no sparse tensors; the gradient is dense either way
+  (void)sparse;  // the sparse gradient is made in Python (nn.functional.embedding)
   EMBER_CHECK(weight.dim() == 2, "'weight' must be 2-D");
   EMBER_CHECK(indices.dtype() == kLong || indices.dtype() == kInt,
               "Expected tensor for argument #1 'indices' to have one of the following scalar ",
-              "types: Long, Int; but got ", scalar_type_name(indices.dtype()),
-              " instead (while checking arguments for embedding)");
+              "types: Long, Int; but got torch.", scalar_type_name(indices.dtype()),
+              "Tensor instead (while checking arguments for embedding)");
   return op::embedding.call(weight, to_dtype(indices, kLong), padding_idx, scale_grad_by_freq);
 }
 

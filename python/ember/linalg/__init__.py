@@ -577,9 +577,14 @@ def matrix_power(A, n):
 def matrix_exp(A):
     """matrix_exp(A) -> Tensor
 
-    Scaling and squaring with a degree-18 Taylor polynomial (accurate to float64 rounding)."""
+    Scaling and squaring with a degree-18 Taylor polynomial (accurate to float64 rounding).
+    Single precision runs in double: each squaring doubles the relative error, and in float32
+    the result had drifted ~1e-6 from torch's (which picks the degree by the norm instead)."""
     if not A.dtype.is_complex:
         _check("linalg.matrix_exp", A, square=True)
+    wide = {_C.float32: _C.float64, _C.complex64: _C.complex128}.get(A.dtype)
+    if wide is not None:
+        return matrix_exp(A.to(wide)).to(A.dtype)
     norm1 = A.detach().abs().sum(-2).amax().item() if A.numel() else 0.0
     s = max(0, int(math.ceil(math.log2(norm1))) + 1) if norm1 > 0.5 else 0
     X = A / (2**s)

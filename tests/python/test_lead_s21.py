@@ -1,0 +1,41 @@
+"""Session 21 lead fixes: error texts word for word as torch 2.13's (after ember's op prefix),
+float32 matrix_exp rounded from double."""
+
+import pytest
+
+import ember
+
+
+def test_arange_inconsistent_step_names_lower_bound():
+    with pytest.raises(
+        RuntimeError, match="upper bound and lower bound inconsistent with step sign"
+    ):
+        ember.arange(0, 10, -1)
+
+
+def test_mean_blames_the_optional_dtype_when_one_is_given():
+    with pytest.raises(RuntimeError, match="Optional dtype must be either a floating point"):
+        ember.ones(2, 3).mean(dtype=ember.int64)
+    with pytest.raises(RuntimeError, match="Input dtype must be either a floating point"):
+        ember.tensor([1, 2]).mean()
+
+
+def test_embedding_index_dtype_error_names_the_legacy_tensor_type():
+    with pytest.raises(RuntimeError, match="but got torch.FloatTensor instead"):
+        ember.nn.Embedding(3, 2)(ember.tensor([1.0]))
+
+
+def test_broadcast_error_starts_with_torchs_capital():
+    with pytest.raises(RuntimeError, match="The size of tensor a"):
+        ember.where(ember.ones(2) > 0, ember.ones(3), 0)
+
+
+def test_matrix_exp_float32_is_the_double_result_rounded():
+    a = [[1.0, 2.0], [3.0, 4.0]]
+    want = ember.linalg.matrix_exp(ember.tensor(a, dtype=ember.float64)).float()
+    got = ember.linalg.matrix_exp(ember.tensor(a))
+    assert got.dtype == ember.float32
+    assert ember.equal(got, want)  # five squarings in float32 had drifted 2 ulp
+    x = ember.tensor(a, requires_grad=True)
+    ember.linalg.matrix_exp(x).sum().backward()
+    assert x.grad.dtype == ember.float32
