@@ -38,7 +38,7 @@ wrapped in an autograd.Function whose backward runs torch's backward overloads (
 
 import threading
 
-from . import _C, _dispatch_rules, overrides
+from . import _C, _dispatch_hook, _dispatch_rules, overrides
 
 _local = threading.local()
 
@@ -219,7 +219,7 @@ def dispatch(op, args, kwargs):
     when no mode is left."""
     stack = modes()
     if not stack:
-        return kernel(op, args, kwargs)
+        return _dispatch_hook.kernel(op, args, kwargs)
     mode = stack.pop()
     _local.handling = _in_handler() + 1
     if not stack:
@@ -244,94 +244,3 @@ def dispatch(op, args, kwargs):
             f"handlers returned NotImplemented:\n\n  - mode object {mode!r}"
         )
     return out
-
-
-# ---- from the dispatcher's hook ----------------------------------------------------------------
-
-
-def _pending():
-    """The hooked calls in progress on this thread: (op, args, kwargs, below), innermost last."""
-    calls = getattr(_local, "pending", None)
-    if calls is None:
-        calls = _local.pending = []
-    return calls
-
-
-def kernel(op, args, kwargs):
-    """``op`` past the last mode: below the hook when these are a hooked call's arguments."""
-    pending = getattr(_local, "pending", None)
-    for p_op, p_args, p_kwargs, below in reversed(pending or ()):
-        if p_op is op and _same(args, p_args) and _same_kwargs(kwargs, p_kwargs):
-            return below()
-    return op._call(*args, **kwargs)
-
-
-def _same(a, b):
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
-
-
-def _same_kwargs(a, b):
-    return a.keys() == b.keys() and all(a[k] is b[k] for k in a)
-
-
-_OVERLOADS = {}
-
-
-def _overload(entry_name):
-    """The OpOverload of a dispatcher entry (``add.Tensor``, ``mylib::foo``), or None."""
-    op = _OVERLOADS.get(entry_name)
-    if op is None and entry_name not in _OVERLOADS:
-        from . import _op_overloads
-
-        ns, name, overload = _op_overloads._split_entry(entry_name)
-        try:
-            op = getattr(getattr(getattr(_op_overloads.ops, ns), name), overload)
-        except AttributeError:
-            op = None
-        _OVERLOADS[entry_name] = op
-    return op
-
-
-def _is_default(arg, value):
-    if not arg.has_default or isinstance(value, _C.Tensor):
-        return False
-    default = arg.default_value
-    if default is None or value is None:
-        return default is value
-    return type(value) in (bool, int, float, str, list) and value == default
-
-
-def _split(schema, values):
-    """(args, kwargs) as torch hands a boxed call to a mode: the positional arguments without
-    trailing defaults, and the keyword-only ones that are not their default."""
-    params = schema.arguments
-    start = len(values)
-    while start and params[start - 1].kwarg_only:
-        start -= 1
-    end = start
-    while end and _is_default(params[end - 1], values[end - 1]):
-        end -= 1
-    kwargs = {
-        params[i].name: values[i]
-        for i in range(start, len(values))
-        if not _is_default(params[i], values[i])
-    }
-    return tuple(values[:end]), kwargs
-
-
-def from_dispatcher(entry_name, values, below):
-    """The dispatcher's hook (Note [Dispatch modes]): an op C++ runs while a mode is on, as its
-    overload, down the modes."""
-    op = _overload(entry_name)
-    if op is None or not modes():
-        return below()
-    args, kwargs = _split(op._schema, values)
-    pending = _pending()
-    pending.append((op, args, kwargs, below))
-    try:
-        return dispatch(op, args, kwargs)
-    finally:
-        pending.pop()
-
-
-_C._set_dispatch_hook(from_dispatcher)
