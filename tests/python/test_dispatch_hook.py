@@ -117,6 +117,31 @@ _PROGRAM = textwrap.dedent(
         seen_elsewhere.append(len(m.ops))
         (a * 3).sum().backward()
     out["threads"] = [seen_elsewhere[0], m.ops[-2:], a.grad.tolist()]
+
+    # optimizer steps: the mode sees torch's single-tensor ops, and the values are the fused
+    # step's (two steps each, plain and under the mode)
+    makers = {
+        "sgd": lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=0.01),
+        "adam": lambda p: torch.optim.Adam(p, lr=0.1),
+    }
+    for name, make in makers.items():
+        values, ops = [], []
+        for under in (False, True):
+            torch.manual_seed(0)
+            lin = torch.nn.Linear(3, 2)
+            opt = make(lin.parameters())
+            for _ in range(2):
+                lin(torch.ones(4, 3)).pow(2).sum().backward()
+                m = Log()
+                if under:
+                    with m:
+                        opt.step()
+                else:
+                    opt.step()
+                ops.append([op for op in m.ops if not op.startswith("profiler.")])
+                opt.zero_grad()
+            values.append([round(v, 5) for p in lin.parameters() for v in p.flatten().tolist()])
+        out[name] = [ops[2:], values[0] == values[1]]
     print(json.dumps(out))
     """
 )
@@ -209,3 +234,27 @@ def test_modes_are_per_thread(seen):
     ]
     theirs = _torchs(seen, "threads")
     assert seen["ember"]["threads"] == [theirs[0], _visible(theirs[1])[-2:], theirs[2]]
+
+
+def test_an_sgd_step_shows_torchs_ops_with_the_fused_steps_values(seen):
+    steps, same = seen["ember"]["sgd"]
+    # per parameter: the weight decay, the momentum buffer (made on the first step), the update
+    first = ["aten.add.Tensor", "aten.detach.default", "aten.clone.default", "aten.add_.Tensor"]
+    later = ["aten.add.Tensor", "aten.mul_.Tensor", "aten.add_.Tensor", "aten.add_.Tensor"]
+    assert steps == [first * 2, later * 2] and same
+    assert steps == _torchs(seen, "sgd")[0]
+
+
+def test_an_adam_step_shows_its_state_and_update_ops_with_the_fused_steps_values(seen):
+    steps, same = seen["ember"]["adam"]
+    assert same
+    theirs = _torchs(seen, "adam")[0]
+    # the state torch creates before the first update (step, exp_avg, exp_avg_sq per param)
+    assert steps[0][:6] == theirs[0][:6]
+    # ember's lerp_, addcmul_ and addcdiv_ are composites whose parts the mode sees instead
+    parts = {
+        "aten.lerp_.Scalar": ["aten.lerp.Tensor", "aten.copy_.default"],
+        "aten.addcmul_.default": ["aten.mul.Tensor", "aten.add_.Tensor"],
+        "aten.addcdiv_.default": ["aten.div.Tensor", "aten.add_.Tensor"],
+    }
+    assert steps[1] == [part for op in theirs[1] for part in parts.get(op, [op])]
