@@ -123,10 +123,9 @@ def _split(schema, values):
 
 def from_dispatcher(entry_name, values, below):
     """The hook: an op C++ runs while a mode is on, as its overload, down the modes."""
-    from . import _dispatch_bridge
-
+    bridge = _bridge()
     found = _overload(entry_name)
-    if found is None or not _dispatch_bridge.modes():
+    if found is None or not bridge.modes():
         return below()
     op, to_torch = found
     if to_torch is not None:
@@ -135,9 +134,21 @@ def from_dispatcher(entry_name, values, below):
     pending = _pending()
     pending.append((op, args, kwargs, below))
     try:
-        return _dispatch_bridge.dispatch(op, args, kwargs)
+        return bridge.dispatch(op, args, kwargs)
     finally:
         pending.pop()
+
+
+_BRIDGE = []
+
+
+def _bridge():
+    """ember._dispatch_bridge (which imports this module), once it is loaded."""
+    if not _BRIDGE:
+        from . import _dispatch_bridge
+
+        _BRIDGE.append(_dispatch_bridge)
+    return _BRIDGE[0]
 
 
 _C._set_dispatch_hook(from_dispatcher)
