@@ -142,6 +142,18 @@ _PROGRAM = textwrap.dedent(
                 opt.zero_grad()
             values.append([round(v, 5) for p in lin.parameters() for v in p.flatten().tolist()])
         out[name] = [ops[2:], values[0] == values[1]]
+
+    # FlopCounterMode over a whole training step, the optimizer's included
+    if sys.argv[1] == "torch":
+        from torch.utils.flop_counter import FlopCounterMode
+    else:
+        from ember.utils.flop_counter import FlopCounterMode
+    net = Net()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    with FlopCounterMode(display=False) as fc:
+        F.cross_entropy(net(torch.randn(2, 2, 4, 4)), torch.tensor([1, 0])).backward()
+        opt.step()
+    out["step_flops"] = {str(k): v for k, v in fc.get_flop_counts()["Global"].items()}
     print(json.dumps(out))
     """
 )
@@ -258,3 +270,14 @@ def test_an_adam_step_shows_its_state_and_update_ops_with_the_fused_steps_values
         "aten.addcdiv_.default": ["aten.div.Tensor", "aten.add_.Tensor"],
     }
     assert steps[1] == [part for op in theirs[1] for part in parts.get(op, [op])]
+
+
+def test_flop_counter_totals_of_a_training_step_are_torchs(seen):
+    # the input needs no gradient: convolution_backward computes the weight's only
+    assert seen["ember"]["step_flops"] == {
+        "aten.convolution": 864,
+        "aten.addmm": 96,
+        "aten.mm": 192,
+        "aten.convolution_backward": 864,
+    }
+    assert seen["ember"]["step_flops"] == _torchs(seen, "step_flops")
