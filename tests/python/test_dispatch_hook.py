@@ -50,6 +50,7 @@ _PROGRAM = textwrap.dedent(
         "div": backward_ops(lambda x: (x / 3).sum()),
         "relu": backward_ops(lambda x: x.relu().sum()),
         "log_softmax": backward_ops(lambda x: F.log_softmax(x, 1).sum()),
+        "softmax": backward_ops(lambda x: F.softmax(x, 1).sum()),
     }
 
     # a training step under the mode: dropout's mask multiply in backward
@@ -197,6 +198,7 @@ def test_cpp_backward_formulas_reach_the_mode_under_torchs_names(seen):
         "div": ["aten.ones_like.default", "aten.div.Tensor"],
         "relu": ["aten.ones_like.default", "aten.threshold_backward.default"],
         "log_softmax": ["aten.ones_like.default", "aten._log_softmax_backward_data.default"],
+        "softmax": ["aten.ones_like.default", "aten._softmax_backward_data.default"],
     }
     theirs = _torchs(seen, "backward")
     assert {k: _visible(v) for k, v in theirs.items()} == backward
