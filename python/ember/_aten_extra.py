@@ -92,6 +92,10 @@ def _log_softmax_backward_data(grad, output, dim, input_dtype):
     return grad - output.exp() * grad.sum(dim, keepdim=True)
 
 
+def _softmax_backward_data(grad, output, dim, input_dtype):
+    return output * (grad - (grad * output).sum(dim, keepdim=True))
+
+
 def _nll_loss_backward(grad, x, target, weight, reduction, ignore_index, total_weight):
     def forward(x):
         return _nll_loss_forward(x, target, weight, reduction, ignore_index)[0]
@@ -409,6 +413,13 @@ def _table():
                 "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
                 "ScalarType input_dtype) -> Tensor",
                 _log_softmax_backward_data,
+            )
+        },
+        "_softmax_backward_data": {
+            "default": (
+                "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
+                "ScalarType input_dtype) -> Tensor",
+                _softmax_backward_data,
             )
         },
         "nll_loss_backward": {

@@ -175,11 +175,15 @@ class Through(Function):
         ctx.tuple_out = isinstance(out, tuple)
         if ctx.tuple_out:
             ctx.mark_non_differentiable(*out[1:])
+            # their gradients stay None: zeros made for them would reach the modes
+            ctx.set_materialize_grads(False)
         return out
 
     @staticmethod
     def backward(ctx, grad, *_rest):
         needs = ctx.needs_input_grad[2:]
+        if grad is None:
+            return (None,) * (2 + len(needs))
         saved = ctx.saved_tensors
         args, outs = saved[: ctx.nargs], saved[ctx.nargs :]
         out = outs if ctx.tuple_out else outs[0]

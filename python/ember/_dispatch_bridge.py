@@ -1,33 +1,44 @@
-"""How ember's calls reach TorchDispatchModes (Note [Dispatch modes]).
-
-Note [Dispatch modes]
+"""How ember's calls reach TorchDispatchModes (Note [Dispatch modes]
 torch runs a TorchDispatchMode below autograd, once per ATen overload the dispatcher reaches.
-ember's dispatcher has no per-op hook into Python, so the modes are reached one level up, on
-the interception ember.compile and make_fx already use: while a dispatch mode is active, a
-function mode (``_Bridge``) sees every public ember call and hands it on as the aten overloads
-torch's dispatcher would run, with make_fx's rules (``fx/experimental/_aten_rewrite.py``:
-``linear`` as ``t`` + ``addmm``, batched ``matmul`` as ``bmm``, ``softmax`` as ``_softmax``) or
-else the registry overload whose schema the call fits (``proxy_tensor.find_overload``). Each
-overload then goes down the stack of dispatch modes, innermost first, each mode switched off
-while its ``__torch_dispatch__`` runs, so ``func(*args)`` reaches the next mode out and, past the
-last, ember's kernel. A direct call of ``ember.ops.aten.X.Y`` or of a custom op goes down the same
-stack. Calls ember computes natively where torch's dispatcher reaches other overloads
-(``F.batch_norm``, ``F.dropout``, ``Tensor.item``, tensors from Python data) have bridge-only
-rules (``_dispatch_rules.py``); an ``out=`` call takes its ``.out`` overload. A call that maps to
-no overload runs as it is (with the bridge still on, so a Python composite shows its parts); its
-C++ internals are not seen.
+ember reaches the modes at two levels:
 
-Backward: ember's backward formulas are C++ and call kernels directly. For ``mm``, ``addmm``,
-``bmm``, ``baddbmm``, ``convolution`` (what torch's FlopCounterMode counts) and ``relu``,
-``_log_softmax``, ``nll_loss_forward``, ``native_batch_norm`` (a training step's), a call that
-needs a gradient is wrapped in an autograd.Function whose backward runs torch's backward
-overloads (``t`` + ``mm``, ``sum.dim_IntList`` + ``view`` for a bias, ``convolution_backward``,
-``threshold_backward``, ...) through the modes active when backward runs, as torch's do. Every
-other op's backward runs in C++, unseen (torch's modes would see ``expand``, ``mul``, ...)."""
+- The dispatcher's hook (Note [Python dispatch hook] in csrc/ember/dispatch/python_dispatch.h):
+  while this thread has a mode on, every op C++ calls through its dispatcher entry (an op's
+  C++ composite parts, the C++ backward formulas the autograd engine runs, the ops of a C++
+  optimizer) is boxed and handed to ``from_dispatcher``, which names it as its overload
+  (``ember.ops.aten.mul.Tensor``: the registry holds torch's ATen names), splits its arguments
+  as torch does (positional, then the keyword-only ones; trailing defaults left out) and sends
+  it down the modes. Past the last mode, ``func(*args)`` with the arguments the hook gave runs
+  the op below the hook (the continuation ``below``); other arguments run it through its public
+  function.
+- A public call: while a dispatch mode is active, a function mode (``_Bridge``, on the
+  interception ember.compile and make_fx already use) sees every public ember call and hands it
+  on as the aten overloads torch's dispatcher would run, with make_fx's rules
+  (``fx/experimental/_aten_rewrite.py``: ``linear`` as ``t`` + ``addmm``, batched ``matmul`` as
+  ``bmm``, ``softmax`` as ``_softmax``) or else the registry overload whose schema the call fits
+  (``proxy_tensor.find_overload``). Calls ember computes natively where torch's dispatcher
+  reaches other overloads (``F.batch_norm``, ``F.dropout``, ``Tensor.item``, tensors from Python
+  data) have bridge-only rules (``_dispatch_rules.py``); an ``out=`` call takes its ``.out``
+  overload. A call that maps to no overload runs as it is, and the hook shows the ops its C++
+  runs.
+
+Either way the overload goes down the stack of dispatch modes, innermost first, each mode
+switched off while its ``__torch_dispatch__`` runs (and the thread's hook off once none is left),
+so ``func(*args)`` reaches the next mode out and, past the last, ember's kernel, whose own
+internal ops no mode sees, as in torch. A direct call of ``ember.ops.aten.X.Y`` or of a custom op
+goes down the same stack.
+
+Backward: the C++ formulas' ops reach the modes through the hook. For ``mm``, ``addmm``, ``bmm``,
+``baddbmm``, ``convolution`` (what torch's FlopCounterMode counts) and ``relu``,
+``_log_softmax``, ``nll_loss_forward``, ``native_batch_norm`` (a training step's), whose C++
+formulas call kernels directly or other ops than torch's, a call that needs a gradient is
+wrapped in an autograd.Function whose backward runs torch's backward overloads (``t`` + ``mm``,
+``sum.dim_IntList`` + ``view`` for a bias, ``convolution_backward``, ``threshold_backward``,
+...) through the modes active when backward runs, as torch's do."""
 
 import threading
 
-from . import _C, _dispatch_rules, overrides
+from . import _C, _dispatch_hook, _dispatch_rules, overrides
 
 _local = threading.local()
 
@@ -208,9 +219,11 @@ def dispatch(op, args, kwargs):
     when no mode is left."""
     stack = modes()
     if not stack:
-        return op._call(*args, **kwargs)
+        return _dispatch_hook.kernel(op, args, kwargs)
     mode = stack.pop()
     _local.handling = _in_handler() + 1
+    if not stack:
+        _C._set_python_dispatch(False)
     try:
         rules = op._torch_dispatch_rules
         handler = rules.get(type(mode)) if rules else None
@@ -224,6 +237,7 @@ def dispatch(op, args, kwargs):
     finally:
         _local.handling -= 1
         stack.append(mode)
+        _C._set_python_dispatch(True)
     if out is NotImplemented:
         raise TypeError(
             f"Multiple dispatch failed for '{op.__ember_qualname__}'; all __torch_dispatch__ "

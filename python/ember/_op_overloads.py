@@ -17,7 +17,7 @@ import importlib
 import sys
 import types
 
-from . import _C, _dispatch_bridge, overrides
+from . import _C, _dispatch_bridge, _dispatch_hook, overrides
 
 __all__ = ["OpOverload", "OpOverloadPacket"]
 
@@ -260,7 +260,7 @@ class OpOverload:
             return overrides._route(self, args, kwargs)
         if _dispatch_bridge.modes():  # TorchDispatchModes (Note [Dispatch modes])
             return _dispatch_bridge.call_overload(self, args, kwargs)
-        return self._call(*args, **kwargs)
+        return _dispatch_hook.kernel(self, args, kwargs)
 
     def redispatch(self, keyset, *args, **kwargs):
         """Calls the kernel of keyset's highest key (a DispatchKeySet, as a kernel registered

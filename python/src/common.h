@@ -146,9 +146,10 @@ void bind_linalg(nb::module_& m);
 void bind_special(nb::module_& m);
 void bind_random(nb::module_& m);
 void bind_registry(nb::module_& m);
-void bind_library(nb::module_& m);        // custom ops (ember.library), PrivateUse1
-void bind_profiler(nb::module_& m);       // ember._C._profiler_* (ember.autograd.profiler)
-void bind_kernel_launch(nb::module_& m);  // ember._C._launch_kernel (ember._inductor)
+void bind_library(nb::module_& m);          // custom ops (ember.library), PrivateUse1
+void bind_profiler(nb::module_& m);         // ember._C._profiler_* (ember.autograd.profiler)
+void bind_python_dispatch(nb::module_& m);  // the dispatcher's hook into TorchDispatchModes
+void bind_kernel_launch(nb::module_& m);    // ember._C._launch_kernel (ember._inductor)
 // Submodules: _C._nn (functional kernels), _C._optim (fused updates), _C._serialize.
 void bind_nn_spatial(nb::module_& nn);
 void bind_nn_activation(nb::module_& nn);

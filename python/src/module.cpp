@@ -471,6 +471,7 @@ NB_MODULE(_C, m) {
   bind_registry(m);
   bind_library(m);
   bind_profiler(m);
+  bind_python_dispatch(m);
   bind_export(m);
   bind_kernel_launch(m);
   add_numpy_kwargs(m, false);

@@ -106,8 +106,8 @@ _PROGRAM = textwrap.dedent(
     # nll_loss (what the mode runs) round the loss differently in the last place
     same = all(torch.allclose(torch.tensor(u), torch.tensor(v), rtol=1e-6, atol=0)
                for u, v in zip(plain, under))
-    # the backward overloads ember's modes see (not yet: dropout's mul, flatten's view, the
-    # weight gradient's t)
+    # the backward overloads of torch's that this test follows (test_dispatch_hook.py checks
+    # the rest of the sequence, dropout's mul included)
     kept = ("aten.ones_like.default", "aten.nll_loss_backward.default",
             "aten._log_softmax_backward_data.default", "aten.mm.default", "aten.sum.dim_IntList",
             "aten.threshold_backward.default",

@@ -7,7 +7,8 @@
 // tensors' device. The Autograd kernel records the graph node and redispatches to the backend.
 // Ops and backends register from their own files through EMBER_REGISTER_KERNEL, so nothing
 // central changes when either is added.
-// Before all of them, while autocast is active, comes Autocast (Note [Autocast]).
+// Before all of them, while autocast is active, comes Autocast (Note [Autocast]); before
+// that, while this thread has a Python dispatch mode on, the hook (Note [Python dispatch hook]).
 #include <array>
 #include <optional>
 #include <string>
@@ -22,6 +23,7 @@
 #include "ember/dispatch/autocast.h"
 #include "ember/dispatch/fallback.h"
 #include "ember/dispatch/op_schema.h"
+#include "ember/dispatch/python_dispatch.h"
 
 namespace ember {
 
@@ -206,6 +208,13 @@ class TypedOperator<R(Args...)> {
       : entry_(&Dispatcher::singleton().op(name, schema)) {}
 
   R call(Args... args) const {
+    if (python_dispatch::maybe_active()) [[unlikely]]
+      return call_hooked(std::forward<Args>(args)...);
+    return call_keys(std::forward<Args>(args)...);
+  }
+
+  /// The call below the Python dispatch hook: key selection and the kernel.
+  R call_keys(Args... args) const {
     if (autocast::is_active() && entry_->kernel(DispatchKey::Autocast)) [[unlikely]]
       return redispatch(DispatchKey::Autocast, std::forward<Args>(args)...);
     detail::KeyState st;
@@ -252,6 +261,34 @@ class TypedOperator<R(Args...)> {
       return out;
     } else {
       return std::apply([&](auto&... a) -> R { return redispatch(k, a...); }, conv);
+    }
+  }
+
+  // Note [Python dispatch hook]: the op boxed and handed to the hook, or run un-hooked when
+  // this thread has no mode on or an argument has no boxed form.
+  [[gnu::noinline]] R call_hooked(Args... args) const {
+    namespace pd = python_dispatch;
+    if constexpr (!pd::returns_boxable<R>::value) {
+      return call_keys(std::forward<Args>(args)...);
+    } else {
+      BoxedList in;
+      in.reserve(sizeof...(Args));
+      if (!pd::active() || !pd::hook() || !(pd::box(in, args) && ...))
+        return call_keys(std::forward<Args>(args)...);
+      auto below = [&](BoxedList& out) {
+        pd::Suspend off;
+        if constexpr (std::is_void_v<R>) call_keys(args...);
+        else pd::box_result(out, call_keys(args...));
+      };
+      using BelowFn = decltype(below);
+      BoxedList out;
+      pd::hook()(
+          *entry_, in, detail::is_tuple<std::decay_t<R>>::value,
+          [](void* ctx, BoxedList& o) { (*static_cast<BelowFn*>(ctx))(o); }, &below, out);
+      std::array<Tensor*, sizeof...(Args) + 1> written{};
+      size_t n = 0;
+      (pd::note_written<Args>(written.data(), n, args), ...);
+      return pd::make_result<R>(*entry_, out, written.data());
     }
   }
 

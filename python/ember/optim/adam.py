@@ -2,6 +2,7 @@
 
 from .. import _C
 from .._C import Tensor
+from . import _mode_steps
 from .optimizer import _check_betas, _check_fused, _FusedOptimizer, _to_scalar
 
 __all__ = ["Adam"]
@@ -88,6 +89,8 @@ class Adam(_FusedOptimizer):
         }
         super().__init__(params, defaults)
         _check_fused(fused, differentiable, foreach)
+
+    _mode_step = _mode_steps.adam
 
     def _update_group(self, group, params, grads):
         amsgrad = group["amsgrad"]

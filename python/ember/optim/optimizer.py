@@ -19,6 +19,7 @@ from .._C import (
 )
 from .._ops.creation import tensor, zeros_like
 from ..autograd.grad_mode import enable_grad, no_grad
+from . import _mode_steps
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -451,6 +452,9 @@ class _FusedOptimizer(Optimizer):
     lists in _load_defaults the group options that pickles from older versions may lack."""
 
     _load_defaults = {}
+    # (group, params, grads, to_scalar) -> None: the step as torch's per-parameter ops, taken
+    # while a TorchDispatchMode is active so that it sees them (optim/_mode_steps.py)
+    _mode_step = None
 
     # capturable=True is for CUDA-graph capture: torch refuses it at step() for parameters on
     # the CPU. Per (single-tensor, foreach) path: the state tensors its message names, and
@@ -489,6 +493,8 @@ class _FusedOptimizer(Optimizer):
             self._check_capturable(group, params)
             if params and self._complex_as_real and any(p.is_complex() for p in params):
                 self._update_complex_group(group, params, grads)
+            elif params and self._mode_step is not None and _mode_steps.active():
+                self._mode_step(group, params, grads, _to_scalar)
             elif params:
                 self._update_group(group, params, grads)
             for p, g in sparse:

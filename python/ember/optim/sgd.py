@@ -1,6 +1,7 @@
 """torch.optim.SGD over the fused ember._C._optim.sgd kernel."""
 
 from .. import _C
+from . import _mode_steps
 from .optimizer import _check_fused, _FusedOptimizer, _to_scalar
 
 __all__ = ["SGD"]
@@ -62,6 +63,8 @@ class SGD(_FusedOptimizer):
         from ._sparse import sgd
 
         sgd(self, group, param, grad)
+
+    _mode_step = _mode_steps.sgd
 
     def _update_group(self, group, params, grads):
         momentum = _to_scalar(group["momentum"])

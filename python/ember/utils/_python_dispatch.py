@@ -4,7 +4,7 @@ what they do not see)."""
 
 import contextlib
 
-from .. import _dispatch_bridge
+from .. import _C, _dispatch_bridge
 
 __all__ = ["TorchDispatchMode"]
 
@@ -64,6 +64,7 @@ def _get_current_dispatch_mode_stack():
 
 def _push_mode(mode):
     _dispatch_bridge.modes().append(mode)
+    _C._set_python_dispatch(True)
     _dispatch_bridge.enter_bridge()
 
 
@@ -78,6 +79,7 @@ def _pop_mode(k=None):
         if index is None:
             raise AssertionError(f"Attempted to pop a mode of type {k} that is not active")
     mode = stack.pop(index)
+    _C._set_python_dispatch(bool(stack))
     _dispatch_bridge.exit_bridge()
     return mode
 
