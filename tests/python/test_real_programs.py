@@ -238,6 +238,19 @@ SCRIPTS = [
     "p16_cnf_func",
     "p16_lm_resume",
     "p16_amp_bf16",
+    # session 21 (progs17)
+    "p17_mae_vit",
+    "p17_arcface_verify",
+    "p17_siren_inr",
+    "p17_byol_dino",
+    "p17_mpnn_graphs",
+    "p17_deepar",
+    "p17_t5_relbias",
+    "p17_lrfinder_kfold",
+    "p17_bayes_backprop",
+    "p17_hnn_physics",
+    "p17_pointer_net",
+    "p17_video_r2plus1d",
 ]
 RTOL, ATOL = 2e-3, 1e-4
 # Figures after many optimizer steps, where float rounding differences compound.

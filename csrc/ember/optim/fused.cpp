@@ -10,6 +10,7 @@
 #include "ember/core/parallel.h"
 #include "ember/ops/copy.h"
 #include "ember/ops/creation.h"
+#include "ember/ops/memory_format.h"
 #include "ember/ops/view.h"
 
 // Note [Vectorized optimizer loops]
@@ -156,7 +157,10 @@ void sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grad
   const double sgn = cfg.maximize ? -1.0 : 1.0;  // negation is exact: maximize is a sign flip
   for (size_t i = 0; i < params.size(); ++i) {
     const bool first = use_momentum && !momentum_buffers[i].defined();
-    if (first) momentum_buffers[i] = empty(params[i].sizes(), params[i].dtype());
+    // torch starts the buffer as a clone of the gradient, so it keeps the gradient's layout
+    // (a channels_last weight's buffer is channels_last too).
+    if (first && grads[i].defined())
+      momentum_buffers[i] = empty_like(grads[i], params[i].dtype(), MemoryFormat::Preserve);
     std::vector<const Tensor*> states;
     if (use_momentum) states.push_back(&momentum_buffers[i]);
     Operands ops("sgd", params[i], grads[i], states);

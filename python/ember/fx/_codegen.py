@@ -91,11 +91,18 @@ def ember_qualified_name(obj):
         mod = root
         for part in ns.split(".")[1:]:
             mod = getattr(mod, part, None)
-        if mod is not None and getattr(mod, name, None) is obj:
+        if mod is not None and _names(getattr(mod, name, None), obj):
             return f"{ns}.{name}"
-    if getattr(getattr(root, "Tensor", None), name, None) is obj:
+    if _names(getattr(getattr(root, "Tensor", None), name, None), obj):
         return f"ember.Tensor.{name}"
     return None
+
+
+def _names(attr, obj):
+    """Whether the attribute `attr` is `obj`, or the wrapper that routes it while a
+    __torch_function__ mode or subclass is in use (ember/overrides.py): a module holding
+    `F.relu` from before then still pickles and deep-copies by name."""
+    return attr is obj or (attr is not None and getattr(attr, "__ember_routed__", None) is obj)
 
 
 def _ember_constant_name(obj):
