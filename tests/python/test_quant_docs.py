@@ -336,3 +336,65 @@ def test_unsupported_quantized_op_is_not_implemented():
         return None
 
     assert _each(case) is True
+
+
+def _ns_model(T):
+    q = _q(T)
+
+    class M(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.quant = q.QuantStub()
+            self.conv = T.nn.Conv2d(1, 2, 1)
+            self.fc = T.nn.Linear(8, 2)
+            self.dequant = q.DeQuantStub()
+
+        def forward(self, x):
+            return self.dequant(self.fc(self.conv(self.quant(x)).flatten(1)))
+
+    m = _fill(T, M()).eval()
+    m.qconfig = q.default_qconfig
+    return m
+
+
+def test_numeric_suite_eager():
+    # torch.ao.ns._numeric_suite's documented flow: compare_weights on the state dicts,
+    # compare_model_outputs through OutputLoggers, compare_model_stub through Shadow modules
+    def case(T):
+        import copy
+
+        q = _q(T)
+        ns = importlib.import_module(f"{T.__name__}.ao.ns._numeric_suite")
+        utils = importlib.import_module(f"{T.__name__}.ao.ns.fx.utils")
+        x = T.linspace(-1, 1, 12).reshape(3, 1, 2, 2)
+        float_model = _ns_model(T)
+        qmodel = q.quantize(copy.deepcopy(float_model), q.default_eval_fn, [[(x, None)]])
+        weights = ns.compare_weights(float_model.state_dict(), qmodel.state_dict())
+        w = [(k, v["float"].numpy(), _qt(v["quantized"])) for k, v in sorted(weights.items())]
+        sqnr = {
+            k: utils.compute_sqnr(v["float"], v["quantized"]).item() for k, v in weights.items()
+        }
+        acts = ns.compare_model_outputs(copy.deepcopy(float_model), copy.deepcopy(qmodel), x)
+        a = [
+            (k, [t.detach().numpy() for t in v["float"]], [_qt(t) for t in v["quantized"]])
+            for k, v in sorted(acts.items())
+        ]
+        stub = ns.compare_model_stub(float_model, qmodel, {T.nn.Linear}, x)
+        s = [(k, sorted(v), [t.numpy() for t in v["float"]]) for k, v in sorted(stub.items())]
+        return (
+            sorted(weights),
+            w,
+            [round(v, 3) for _, v in sorted(sqnr.items())],
+            sorted(acts),
+            a,
+            s,
+            _s(repr(qmodel.fc)),
+            utils.compute_normalized_l2_error(T.ones(3), T.tensor([1.0, 2.0, 1.0])).item(),
+            utils.compute_cosine_similarity(T.ones(3), T.tensor([1.0, 2.0, 1.0])).numpy(),
+        )
+
+    keys, _, _, acts, _, stub, shadow, _, _ = _each(case)
+    assert keys == ["conv.weight", "fc._packed_params._packed_params"]
+    assert acts == ["conv.stats", "fc.stats", "quant.stats"]
+    assert dict((k, v) for k, v, _ in stub)["fc.stats"] == ["float", "quantized"]
+    assert shadow.startswith("Shadow(")
