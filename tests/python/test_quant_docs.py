@@ -398,3 +398,20 @@ def test_numeric_suite_eager():
     assert acts == ["conv.stats", "fc.stats", "quant.stats"]
     assert dict((k, v) for k, v, _ in stub)["fc.stats"] == ["float", "quantized"]
     assert shadow.startswith("Shadow(")
+
+
+def test_fx_convert_rewrites_the_prepared_graph_keeping_names():
+    # convert_fx rewrites the prepared model's graph in place: the node names stay torch's
+    # even though an erased node's name is never handed out again
+    def case(T):
+        q = _q(T)
+        qfx = importlib.import_module(f"{T.__name__}.ao.quantization.quantize_fx")
+        m = _fill(T, T.nn.Sequential(T.nn.Conv2d(1, 1, 1))).eval()
+        x = T.linspace(-1, 1, 4).reshape(1, 1, 2, 2)
+        prepared = qfx.prepare_fx(m, q.get_default_qconfig_mapping("x86"), (x,))
+        prepared(x)
+        converted = qfx.convert_fx(prepared)
+        return [n.name for n in prepared.graph.nodes], [n.name for n in converted.graph.nodes]
+
+    mine, theirs = _each(case)
+    assert mine == theirs and "output" in mine
