@@ -415,3 +415,27 @@ def test_fx_convert_rewrites_the_prepared_graph_keeping_names():
 
     mine, theirs = _each(case)
     assert mine == theirs and "output" in mine
+
+
+def test_fuse_fx_keeps_only_the_modules_its_graph_calls():
+    def case(T):
+        qfx = importlib.import_module(f"{T.__name__}.ao.quantization.quantize_fx")
+
+        class M(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = T.nn.Conv2d(1, 2, 1)
+                self.bn = T.nn.BatchNorm2d(2)
+                self.relu = T.nn.ReLU()
+                self.fc = T.nn.Linear(2, 2)
+
+            def forward(self, x):
+                return self.fc(self.relu(self.bn(self.conv(x))).mean((2, 3)))
+
+        fused = qfx.fuse_fx(_fill(T, M()).eval())
+        x = T.linspace(-1, 1, 8).reshape(2, 1, 2, 2)
+        names = [n for n, _ in fused.named_modules(remove_duplicate=False)]
+        return names, _s(repr(fused)), fused(x).detach().numpy()
+
+    names, _, _ = _each(case)
+    assert "relu" not in names and "bn" not in names

@@ -40,7 +40,11 @@ def fuse_fx(model, fuse_custom_config=None, backend_config=None):
     chains of an eval-mode model; returns the GraphModule."""
     gm = _trace(model, None)
     extra = (fuse_custom_config or {}).get("additional_fuser_method_mapping", {})
-    return _fuse_graph(gm, False, extra)
+    gm = _fuse_graph(gm, False, extra)
+    # the modules fused into another (bn, relu) go, as torch's new GraphModule keeps only the
+    # modules its graph calls
+    gm.delete_all_unused_submodules()
+    return gm
 
 
 def prepare_fx(
