@@ -439,3 +439,29 @@ def test_fuse_fx_keeps_only_the_modules_its_graph_calls():
 
     names, _, _ = _each(case)
     assert "relu" not in names and "bn" not in names
+
+
+def test_fx_qat_sigmoid_gets_the_fixed_qparams_fake_quant():
+    # the default QAT mapping names torch.sigmoid; the graph calls the same function
+    def case(T):
+        q = _q(T)
+        qfx = importlib.import_module(f"{T.__name__}.ao.quantization.quantize_fx")
+
+        class M(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = T.nn.Linear(4, 2)
+
+            def forward(self, x):
+                return T.tanh(T.sigmoid(self.fc(x)))
+
+        x = T.linspace(-1, 1, 8).reshape(2, 4)
+        m = _fill(T, M()).train()
+        prepared = qfx.prepare_qat_fx(m, q.get_default_qat_qconfig_mapping("qnnpack"), (x,))
+        kinds = [type(mod).__name__ for _, mod in prepared.named_modules()]
+        prepared(x)
+        converted = qfx.convert_fx(prepared.eval())
+        return kinds, converted(x).numpy()
+
+    kinds, _ = _each(case)
+    assert kinds.count("FixedQParamsFakeQuantize") == 2
