@@ -465,3 +465,48 @@ def test_fx_qat_sigmoid_gets_the_fixed_qparams_fake_quant():
 
     kinds, _ = _each(case)
     assert kinds.count("FixedQParamsFakeQuantize") == 2
+
+
+def test_fx_custom_configs():
+    # fx.custom_config: non-traceable submodules stay leaves (not observed inside), preserved
+    # attributes reach the prepared, converted and fused GraphModules
+    def case(T):
+        q = _q(T)
+        qfx = importlib.import_module(f"{T.__name__}.ao.quantization.quantize_fx")
+        cc = importlib.import_module(f"{T.__name__}.ao.quantization.fx.custom_config")
+
+        class M(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = T.nn.Conv2d(1, 2, 1)
+                self.head = T.nn.Sequential(T.nn.Flatten(), T.nn.Linear(8, 2))
+                self.note = "kept"
+
+            def forward(self, x):
+                return self.head(self.conv(x))
+
+        x = T.linspace(-1, 1, 4).reshape(1, 1, 2, 2)
+        prep = (
+            cc.PrepareCustomConfig()
+            .set_non_traceable_module_names(["head"])
+            .set_preserved_attributes(["note"])
+        )
+        conv_cfg = cc.ConvertCustomConfig().set_preserved_attributes(["note"])
+        m = _fill(T, M()).eval()
+        prepared = qfx.prepare_fx(m, q.get_default_qconfig_mapping("x86"), (x,), prep)
+        prepared(x)
+        converted = qfx.convert_fx(prepared, conv_cfg)
+        fused = qfx.fuse_fx(m, cc.FuseCustomConfig.from_dict({"preserved_attributes": ["note"]}))
+        return (
+            _s(repr(prep)),
+            prep.to_dict(),
+            _s(repr(conv_cfg)),
+            [n for n, _ in prepared.named_modules()],
+            prepared.note,
+            converted.note,
+            fused.note,
+            converted(x).detach().numpy(),
+        )
+
+    out = _each(case)
+    assert ("head.1" in out[3]) and out[4:7] == ("kept", "kept", "kept")
