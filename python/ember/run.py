@@ -65,7 +65,12 @@ def main(argv=None):
             print(USAGE, file=sys.stderr)
             return 2
         sys.argv[:] = argv[1:]
-        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        name = argv[1]
+        if name == "torch" or name.startswith("torch."):
+            # the aliases are packages, which runpy cannot run as __main__ (torch.distributed.run,
+            # torchrun's module): run the ember module itself
+            name = "ember" + name[len("torch") :]
+        runpy.run_module(name, run_name="__main__", alter_sys=True)
         return 0
     script = argv[0]
     sys.argv[:] = argv

@@ -106,3 +106,17 @@ def test_fx_code_names_torch_when_run_as_torch(tmp_path):
 
     gm = ember.fx.symbolic_trace(lambda x: ember.clamp(x, min=-0.5))
     assert "ember.clamp(x, min = -0.5)" in gm.code
+
+
+def test_torch_module_runs_as_its_ember_module(tmp_path):
+    # `python -m ember.run -m torch.distributed.run ...`: torchrun's command line unchanged; the
+    # alias of a torch module is a package, which runpy would refuse to run as __main__
+    script = tmp_path / "worker.py"
+    script.write_text(
+        "import os, torch\n"
+        "print('worker', os.environ['RANK'], os.environ['WORLD_SIZE'], torch.__name__)\n"
+    )
+    out = _run(
+        "-m", "ember.run", "-m", "torch.distributed.run", "--nproc-per-node", "2", str(script)
+    ).stdout
+    assert "worker 0 2 ember" in out and "worker 1 2 ember" in out

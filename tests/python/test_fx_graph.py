@@ -102,10 +102,10 @@ def test_erase_node_and_its_errors():
     g.erase_node(r)
     assert [n.name for n in g.nodes] == ["x", "y", "add", "output"]
     assert list(a.users) == [out]
-    # The erased name can be used again.
+    # The erased name stays taken, as torch.fx's: a later node gets a fresh suffix.
     with g.inserting_before(out):
         again = g.call_function(ember.relu, (a,))
-    assert again.name == "relu"
+    assert again.name == "relu_1"
 
 
 def test_erasing_while_iterating():

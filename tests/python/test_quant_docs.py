@@ -336,3 +336,177 @@ def test_unsupported_quantized_op_is_not_implemented():
         return None
 
     assert _each(case) is True
+
+
+def _ns_model(T):
+    q = _q(T)
+
+    class M(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.quant = q.QuantStub()
+            self.conv = T.nn.Conv2d(1, 2, 1)
+            self.fc = T.nn.Linear(8, 2)
+            self.dequant = q.DeQuantStub()
+
+        def forward(self, x):
+            return self.dequant(self.fc(self.conv(self.quant(x)).flatten(1)))
+
+    m = _fill(T, M()).eval()
+    m.qconfig = q.default_qconfig
+    return m
+
+
+def test_numeric_suite_eager():
+    # torch.ao.ns._numeric_suite's documented flow: compare_weights on the state dicts,
+    # compare_model_outputs through OutputLoggers, compare_model_stub through Shadow modules
+    def case(T):
+        import copy
+
+        q = _q(T)
+        ns = importlib.import_module(f"{T.__name__}.ao.ns._numeric_suite")
+        utils = importlib.import_module(f"{T.__name__}.ao.ns.fx.utils")
+        x = T.linspace(-1, 1, 12).reshape(3, 1, 2, 2)
+        float_model = _ns_model(T)
+        qmodel = q.quantize(copy.deepcopy(float_model), q.default_eval_fn, [[(x, None)]])
+        weights = ns.compare_weights(float_model.state_dict(), qmodel.state_dict())
+        w = [(k, v["float"].numpy(), _qt(v["quantized"])) for k, v in sorted(weights.items())]
+        sqnr = {
+            k: utils.compute_sqnr(v["float"], v["quantized"]).item() for k, v in weights.items()
+        }
+        acts = ns.compare_model_outputs(copy.deepcopy(float_model), copy.deepcopy(qmodel), x)
+        a = [
+            (k, [t.detach().numpy() for t in v["float"]], [_qt(t) for t in v["quantized"]])
+            for k, v in sorted(acts.items())
+        ]
+        stub = ns.compare_model_stub(float_model, qmodel, {T.nn.Linear}, x)
+        s = [(k, sorted(v), [t.numpy() for t in v["float"]]) for k, v in sorted(stub.items())]
+        return (
+            sorted(weights),
+            w,
+            [round(v, 3) for _, v in sorted(sqnr.items())],
+            sorted(acts),
+            a,
+            s,
+            _s(repr(qmodel.fc)),
+            utils.compute_normalized_l2_error(T.ones(3), T.tensor([1.0, 2.0, 1.0])).item(),
+            utils.compute_cosine_similarity(T.ones(3), T.tensor([1.0, 2.0, 1.0])).numpy(),
+        )
+
+    keys, _, _, acts, _, stub, shadow, _, _ = _each(case)
+    assert keys == ["conv.weight", "fc._packed_params._packed_params"]
+    assert acts == ["conv.stats", "fc.stats", "quant.stats"]
+    assert dict((k, v) for k, v, _ in stub)["fc.stats"] == ["float", "quantized"]
+    assert shadow.startswith("Shadow(")
+
+
+def test_fx_convert_rewrites_the_prepared_graph_keeping_names():
+    # convert_fx rewrites the prepared model's graph in place: the node names stay torch's
+    # even though an erased node's name is never handed out again
+    def case(T):
+        q = _q(T)
+        qfx = importlib.import_module(f"{T.__name__}.ao.quantization.quantize_fx")
+        m = _fill(T, T.nn.Sequential(T.nn.Conv2d(1, 1, 1))).eval()
+        x = T.linspace(-1, 1, 4).reshape(1, 1, 2, 2)
+        prepared = qfx.prepare_fx(m, q.get_default_qconfig_mapping("x86"), (x,))
+        prepared(x)
+        converted = qfx.convert_fx(prepared)
+        return [n.name for n in prepared.graph.nodes], [n.name for n in converted.graph.nodes]
+
+    mine, theirs = _each(case)
+    assert mine == theirs and "output" in mine
+
+
+def test_fuse_fx_keeps_only_the_modules_its_graph_calls():
+    def case(T):
+        qfx = importlib.import_module(f"{T.__name__}.ao.quantization.quantize_fx")
+
+        class M(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = T.nn.Conv2d(1, 2, 1)
+                self.bn = T.nn.BatchNorm2d(2)
+                self.relu = T.nn.ReLU()
+                self.fc = T.nn.Linear(2, 2)
+
+            def forward(self, x):
+                return self.fc(self.relu(self.bn(self.conv(x))).mean((2, 3)))
+
+        fused = qfx.fuse_fx(_fill(T, M()).eval())
+        x = T.linspace(-1, 1, 8).reshape(2, 1, 2, 2)
+        names = [n for n, _ in fused.named_modules(remove_duplicate=False)]
+        return names, _s(repr(fused)), fused(x).detach().numpy()
+
+    names, _, _ = _each(case)
+    assert "relu" not in names and "bn" not in names
+
+
+def test_fx_qat_sigmoid_gets_the_fixed_qparams_fake_quant():
+    # the default QAT mapping names torch.sigmoid; the graph calls the same function
+    def case(T):
+        q = _q(T)
+        qfx = importlib.import_module(f"{T.__name__}.ao.quantization.quantize_fx")
+
+        class M(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = T.nn.Linear(4, 2)
+
+            def forward(self, x):
+                return T.tanh(T.sigmoid(self.fc(x)))
+
+        x = T.linspace(-1, 1, 8).reshape(2, 4)
+        m = _fill(T, M()).train()
+        prepared = qfx.prepare_qat_fx(m, q.get_default_qat_qconfig_mapping("qnnpack"), (x,))
+        kinds = [type(mod).__name__ for _, mod in prepared.named_modules()]
+        prepared(x)
+        converted = qfx.convert_fx(prepared.eval())
+        return kinds, converted(x).numpy()
+
+    kinds, _ = _each(case)
+    assert kinds.count("FixedQParamsFakeQuantize") == 2
+
+
+def test_fx_custom_configs():
+    # fx.custom_config: non-traceable submodules stay leaves (not observed inside), preserved
+    # attributes reach the prepared, converted and fused GraphModules
+    def case(T):
+        q = _q(T)
+        qfx = importlib.import_module(f"{T.__name__}.ao.quantization.quantize_fx")
+        cc = importlib.import_module(f"{T.__name__}.ao.quantization.fx.custom_config")
+
+        class M(T.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = T.nn.Conv2d(1, 2, 1)
+                self.head = T.nn.Sequential(T.nn.Flatten(), T.nn.Linear(8, 2))
+                self.note = "kept"
+
+            def forward(self, x):
+                return self.head(self.conv(x))
+
+        x = T.linspace(-1, 1, 4).reshape(1, 1, 2, 2)
+        prep = (
+            cc.PrepareCustomConfig()
+            .set_non_traceable_module_names(["head"])
+            .set_preserved_attributes(["note"])
+        )
+        conv_cfg = cc.ConvertCustomConfig().set_preserved_attributes(["note"])
+        m = _fill(T, M()).eval()
+        prepared = qfx.prepare_fx(m, q.get_default_qconfig_mapping("x86"), (x,), prep)
+        prepared(x)
+        converted = qfx.convert_fx(prepared, conv_cfg)
+        fused = qfx.fuse_fx(m, cc.FuseCustomConfig.from_dict({"preserved_attributes": ["note"]}))
+        return (
+            _s(repr(prep)),
+            prep.to_dict(),
+            _s(repr(conv_cfg)),
+            [n for n, _ in prepared.named_modules()],
+            prepared.note,
+            converted.note,
+            fused.note,
+            converted(x).detach().numpy(),
+        )
+
+    out = _each(case)
+    assert ("head.1" in out[3]) and out[4:7] == ("kept", "kept", "kept")

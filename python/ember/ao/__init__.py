@@ -1,6 +1,6 @@
 """ember.ao: architecture optimisation (torch.ao): quantization, quantized and fused modules,
 pruning and sparsity."""
 
-from . import nn, pruning, quantization
+from . import nn, ns, pruning, quantization
 
-__all__ = ["nn", "pruning", "quantization"]
+__all__ = ["nn", "ns", "pruning", "quantization"]

@@ -244,7 +244,7 @@ class Graph:
         to_erase._remove_from_list()
         to_erase._erased = True
         self._len -= 1
-        self._graph_namespace.remove(to_erase.name, to_erase)
+        # The name stays taken, as torch.fx keeps it: a node created later gets a fresh suffix.
         # Drop the uses it made.
         to_erase._update_args_kwargs((), {})
 

@@ -231,7 +231,13 @@ class GraphModule(Module):
                     for name, _ in sub.named_modules():
                         if name:
                             used.add(node.target + "." + name)
-        to_delete = [name for name, _ in self.named_modules() if name and name not in used]
+        # every path: a module also held under a used path (a relu fused into conv) still
+        # goes from its unused one
+        to_delete = [
+            name
+            for name, _ in self.named_modules(remove_duplicate=False)
+            if name and name not in used
+        ]
         for name in to_delete:
             self.delete_submodule(name)
 

@@ -26,3 +26,12 @@ from .quantization_mappings import *  # noqa: F401,F403
 from .quantize import *  # noqa: F401,F403
 from .stubs import *  # noqa: F401,F403
 from .utils import *  # noqa: F401,F403
+
+
+def default_eval_fn(model, calib_data):
+    """default_eval_fn(model, calib_data)
+
+    The calibration function of the documented flows: runs `model` on the input of each
+    (input, target) pair of `calib_data` (a Dataset or a list)."""
+    for data, _target in calib_data:
+        model(data)

@@ -204,8 +204,12 @@ def get_default_qconfig_propagation_list():
 def get_default_compare_output_module_list():
     """get_default_compare_output_module_list()
 
-    The module classes whose outputs the numeric suite compares."""
-    return get_default_qconfig_propagation_list() - {QuantStub, DeQuantStub, nn.Sequential}
+    The module classes whose outputs the numeric suite compares: both sides of the static,
+    QAT and dynamic mappings (float and quantized modules alike), and nn.Sequential."""
+    classes = set(_INCLUDE_QCONFIG_PROPAGATE_LIST)
+    for table in (_static_table(), DEFAULT_QAT_MODULE_MAPPINGS, _dynamic_table()):
+        classes |= set(table) | set(table.values())
+    return classes - {None}
 
 
 def no_observer_set():

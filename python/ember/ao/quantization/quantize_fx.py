@@ -33,14 +33,32 @@ __all__ = [
 ]
 
 
+def _config_dict(config):
+    """A custom config (a dict or a *CustomConfig) as its dict form."""
+    if config is None:
+        return {}
+    return config if isinstance(config, dict) else config.to_dict()
+
+
+def _preserve(gm, source, config):
+    """gm with the config's preserved attributes of source, as torch's functions keep them."""
+    for name in _config_dict(config).get("preserved_attributes", []):
+        setattr(gm, name, getattr(source, name))
+    return gm
+
+
 def fuse_fx(model, fuse_custom_config=None, backend_config=None):
     """fuse_fx(model, fuse_custom_config=None, backend_config=None)
 
     Traces model and fuses conv-bn(-relu), conv-relu, linear-relu, linear-bn and bn-relu
     chains of an eval-mode model; returns the GraphModule."""
     gm = _trace(model, None)
-    extra = (fuse_custom_config or {}).get("additional_fuser_method_mapping", {})
-    return _fuse_graph(gm, False, extra)
+    extra = _config_dict(fuse_custom_config).get("additional_fuser_method_mapping", {})
+    gm = _fuse_graph(gm, False, extra)
+    # the modules fused into another (bn, relu) go, as torch's new GraphModule keeps only the
+    # modules its graph calls
+    gm.delete_all_unused_submodules()
+    return _preserve(gm, model, fuse_custom_config)
 
 
 def prepare_fx(
@@ -53,7 +71,8 @@ def prepare_fx(
     quantization; run calibration data through the result, then convert_fx."""
     if model.training:
         raise AssertionError("prepare_fx expects a model in eval mode; use prepare_qat_fx")
-    return _prepare(model, qconfig_mapping, False, example_inputs, prepare_custom_config)
+    prepared = _prepare(model, qconfig_mapping, False, example_inputs, prepare_custom_config)
+    return _preserve(prepared, model, prepare_custom_config)
 
 
 def prepare_qat_fx(
@@ -66,7 +85,8 @@ def prepare_qat_fx(
     fake-quantizers; train the result, then convert_fx."""
     if not model.training:
         raise AssertionError("prepare_qat_fx expects a model in training mode")
-    return _prepare(model, qconfig_mapping, True, example_inputs, prepare_custom_config)
+    prepared = _prepare(model, qconfig_mapping, True, example_inputs, prepare_custom_config)
+    return _preserve(prepared, model, prepare_custom_config)
 
 
 def convert_fx(
@@ -82,7 +102,8 @@ def convert_fx(
 
     Turns a calibrated (or QAT-trained) prepared model into a quantized one: quantized modules
     where they exist, torch's reference form for functional ops."""
-    return _hand_back(graph_module, _convert(graph_module, is_reference=False))
+    converted = _hand_back(graph_module, _convert(graph_module, is_reference=False))
+    return _preserve(converted, graph_module, convert_custom_config)
 
 
 def convert_to_reference_fx(
@@ -97,4 +118,5 @@ def convert_to_reference_fx(
 
     The reference quantized model: every quantizable op in float between dequantize and
     quantize, with quantize-dequantized weights."""
-    return _hand_back(graph_module, _convert(graph_module, is_reference=True))
+    converted = _hand_back(graph_module, _convert(graph_module, is_reference=True))
+    return _preserve(converted, graph_module, convert_custom_config)

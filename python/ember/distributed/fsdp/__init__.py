@@ -147,8 +147,27 @@ class _Group:
         self.forward_prefetch = []  # groups whose all-gather this group's forward starts
         self.backward_prefetch = []  # groups whose regather this group's backward starts
 
+    def adopt_replaced(self):
+        """Takes, while the module's attributes are the shards, the DTensor parameters a user
+        put in their place (``load_state_dict(sharded_sd, assign=True)`` after a meta-device
+        init, as torch's FSDP2 tutorial loads): the group gathers and reduces those from then
+        on, as torch's FSDP2 picks them up."""
+        if self.unsharded is not None:
+            return
+        for i, (owner, name, p, shape) in enumerate(self.entries):
+            cur = owner._parameters.get(name)
+            if (
+                cur is not p
+                and isinstance(cur, DTensor)
+                and cur.device_mesh == p.device_mesh
+                and cur.placements == p.placements
+                and cur.shape == p.shape
+            ):
+                self.entries[i] = (owner, name, cur, shape)
+
     def shards(self):
         """This rank's shards, in the dtype the forward computes in."""
+        self.adopt_replaced()
         shards = [p._local_tensor for _, _, p, _ in self.entries]
         if self.mp.param_dtype is not None:
             shards = [s.to(self.mp.param_dtype) for s in shards]
@@ -332,6 +351,7 @@ class FSDPModule:
 
         Frees the gathered parameters: the module's attributes are the shards again."""
         state = self._fsdp_state
+        state.group.adopt_replaced()
         state.group.unsharded = None
         for owner, name, p, _ in state.group.entries:
             owner._parameters[name] = p

@@ -218,8 +218,9 @@ def _register():
     _RULES["layer_norm"] = _layer_norm
     _RULES["rms_norm"] = _layer_norm
     _RULES["dropout"] = _dropout
-    _RULES["cross_entropy"] = _cross_entropy
-    _RULES["_C._nn.cross_entropy"] = _cross_entropy_kernel
+    for n in ("cross_entropy", "nll_loss"):
+        _RULES[n] = _cross_entropy
+        _RULES[f"_C._nn.{n}"] = _cross_entropy_kernel
     _RULES["embedding"] = _embedding
     _RULES["scaled_dot_product_attention"] = _sdpa
     for n in ("transpose", "swapaxes", "swapdims", "t"):

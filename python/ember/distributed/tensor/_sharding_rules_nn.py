@@ -147,7 +147,27 @@ def _dropout(func, name, args, kwargs):
     return _wrap(x._local_tensor * mask, mesh, x._placements, x._shape)
 
 
+# the options after (input, target), by position, of the class-index losses
+_CLASS_LOSS_OPTIONS = {
+    "cross_entropy": (
+        "weight",
+        "size_average",
+        "ignore_index",
+        "reduce",
+        "reduction",
+        "label_smoothing",
+    ),
+    "nll_loss": ("weight", "size_average", "ignore_index", "reduce", "reduction"),
+}
+
+
 def _cross_entropy(func, name, args, kwargs):
+    """cross_entropy and nll_loss of class indices: the class dim whole, the target following
+    the input's other shards (torch's rule); a reduction over a sharded batch leaves
+    Partial(sum), the mean divided by the total weight of every rank. torch's Partial(avg)
+    averages the ranks' own means, which ignored targets or class weights bias and pieces of
+    unequal size make it refuse: ember gives the whole batch's value and gradient."""
+    public = name.rpartition(".")[2]
     x, target = args[0], _arg(args, kwargs, 1, "target")
     mesh = _first_mesh(args, kwargs)
     if not isinstance(x, DTensor) or target.dtype.is_floating_point:
@@ -160,14 +180,15 @@ def _cross_entropy(func, name, args, kwargs):
             tt.append(Shard(p.dim - (1 if p.dim > cdim else 0)))
         else:
             tt.append(Replicate())
-    names = ["weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing"]
+    names = _CLASS_LOSS_OPTIONS[public]
     opts = {k: _arg(args, kwargs, i + 2, k) for i, k in enumerate(names)}
     if opts["size_average"] is not None or opts["reduce"] is not None:
         return _fallback(func, name, args, kwargs)
     reduction = opts["reduction"] or "mean"
     ignore = -100 if opts["ignore_index"] is None else opts["ignore_index"]
     weight = opts["weight"]
-    if weight is None and not opts["label_smoothing"]:
+    smoothing = opts.get("label_smoothing") or 0.0
+    if public == "cross_entropy" and weight is None and not smoothing:
         from .parallel import _loss
 
         if _loss.active():
@@ -179,8 +200,9 @@ def _cross_entropy(func, name, args, kwargs):
     sharded = [md for md, p in enumerate(xt) if isinstance(p, Shard)]
     lx = _move(x, mesh, xt)
     lt = _move(target, mesh, tuple(tt))
-    ls = opts["label_smoothing"] or 0.0
-    kw = {"weight": weight, "ignore_index": ignore, "label_smoothing": ls}
+    kw = {"weight": weight, "ignore_index": ignore}
+    if public == "cross_entropy":
+        kw["label_smoothing"] = smoothing
     if reduction == "none" or not sharded:
         res = func(lx, lt, reduction=reduction, **kw)
         pl = tuple(tt) if reduction == "none" else (Replicate(),) * mesh.ndim
@@ -205,18 +227,21 @@ def _cross_entropy(func, name, args, kwargs):
 
 def _cross_entropy_kernel(func, name, args, kwargs):
     """ember._C._nn.cross_entropy(input, target, weight, reduction, ignore_index,
-    label_smoothing), which nn.functional's cross_entropy calls (so one kept before any mesh
-    existed reaches the DTensor mode), as the public function's call (torch's enum reduction)."""
-    if kwargs or len(args) != 6 or args[3] not in (0, 1, 2):
+    label_smoothing) and nll_loss(input, target, weight, reduction, ignore_index), which
+    nn.functional's losses call (so one kept before any mesh existed reaches the DTensor mode),
+    as the public function's call (torch's enum reduction)."""
+    public = name.rpartition(".")[2]
+    count = 6 if public == "cross_entropy" else 5
+    if kwargs or len(args) != count or args[3] not in (0, 1, 2):
         return _fallback(func, name, args, kwargs)
-    public = _orig("cross_entropy", _lib().nn.functional)
     opts = {
         "weight": args[2],
         "reduction": ("none", "mean", "sum")[args[3]],
         "ignore_index": args[4],
-        "label_smoothing": args[5],
     }
-    return _cross_entropy(public, "cross_entropy", args[:2], opts)
+    if public == "cross_entropy":
+        opts["label_smoothing"] = args[5]
+    return _cross_entropy(_orig(public, _lib().nn.functional), public, args[:2], opts)
 
 
 def _embedding(func, name, args, kwargs):

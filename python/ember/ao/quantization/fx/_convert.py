@@ -6,6 +6,7 @@ dequantize calls are put where quantized values reach float consumers."""
 import copy
 
 from .... import _C, fx, nn
+from ....fx._namespace import Namespace
 from ... import _torch
 from ...nn import intrinsic as nni
 from ..utils import _is_per_channel
@@ -534,6 +535,8 @@ def _hand_back(prepared, converted):
     graph = prepared.graph
     for node in reversed(list(graph.nodes)):
         graph.erase_node(node)
+    # rebuilt from scratch, so the converted nodes keep their names (erased names stay taken)
+    graph._graph_namespace = Namespace()
     graph.output(graph.graph_copy(converted.graph, {}))
     for node in graph.nodes:
         if node.op != "get_attr" or "." in node.target or hasattr(prepared, node.target):

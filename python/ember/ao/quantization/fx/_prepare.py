@@ -19,6 +19,7 @@ from ._patterns import (
     _replace_arg,
     _set_module,
     _tensor_inputs,
+    _unwrap,
 )
 
 
@@ -46,8 +47,14 @@ def _qconfig_for(node, modules, mapping, counters):
     else:
         return None
     qconfig = mapping.global_qconfig
+    # a function matches through the package's argument guards (torch.sigmoid in the mapping,
+    # the graph calling the guarded ember.sigmoid)
+    plain = _unwrap(typ)
     for key, qc in mapping.object_type_qconfigs.items():
         if key is typ or key == typ or (isinstance(key, type) and _fused_root(typ) is key):
+            qconfig = qc
+            break
+        if not isinstance(key, (str, type)) and _unwrap(key) is plain:
             qconfig = qc
             break
     for regex, qc in mapping.module_name_regex_qconfigs.items():
