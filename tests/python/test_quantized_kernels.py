@@ -290,7 +290,8 @@ def test_add_mul_cat_match_torch():
 
 
 # Scales whose zero-point products round (0.02 * 3), output scales that put sums near ties, and
-# 200 elements: torch's vector body (64 or 128 elements a block) and its scalar tail both run.
+# 200 elements: torch's vector body (64 elements a block, AVX-512 CPUs included) and its scalar
+# tail both run.
 _QARITH = [
     (0.02, 3, 0.03, 250, 0.05, 7),
     (0.5, 128, 0.25, 1, 0.5, 128),

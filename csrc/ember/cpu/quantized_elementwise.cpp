@@ -4,10 +4,10 @@
 //
 // Note [Quantized add and mul]
 // torch's x86 kernels (quantized::add, mul and their _relu forms) run a vector body over each
-// inner loop's leading blocks of two vectors (64 8-bit values on AVX2, 128 on AVX-512, 16/32 for
-// qint32) when the operands are dense or broadcast scalars, and a scalar body on the rest; on a
-// CPU without AVX2 (or under ATEN_CPU_CAPABILITY=default) the vector body is the scalar one
-// but for add's requantization, round(fma(c, inv, zo)) (fbgemm's). With inv = 1.0f / float(so):
+// inner loop's leading blocks of two 256-bit vectors (64 8-bit values, 16 for qint32) when the
+// operands are dense or broadcast scalars, and a scalar body on the rest; on a CPU without AVX2 (or
+// under ATEN_CPU_CAPABILITY=default) the vector body is the scalar one but for add's
+// requantization, round(fma(c, inv, zo)) (fbgemm's). With inv = 1.0f / float(so):
 // - add: c = da + db. The vector body dequantizes as fma(s, q, -(s * z))
 //   (the product rounded, then one fused rounding) and requantizes as round(c * inv) + zo; the
 //   scalar body dequantizes as float(q - z) * s and requantizes as round(c * inv + zo), the
@@ -124,9 +124,10 @@ Tensor qbinary_kernel(const Tensor& a, double sa, int64_t za, const Tensor& b, d
   const bool relu = op >= 2, mul = op % 2 == 1;
   const float inv = 1.0f / float(so);
   Requant rq{inv, float(zo), float(relu ? std::max(zo, qmin) : qmin), float(qmax)};
-  // torch's vector length in 32-bit lanes (8 on AVX2, 16 on AVX-512): a block is two vectors
-  const int64_t lanes = kBestIsa == Isa::avx512 ? 16 : 8;
-  const int64_t block = 2 * lanes * (dt == kInt ? 1 : 4);
+  // A block is two of torch's AVX2 vectors, AVX-512 CPUs included: torch registers these
+  // kernels without an AVX-512 version (REGISTER_DISPATCH, not ALSO_REGISTER_AVX512_DISPATCH),
+  // so its AVX2 kernel runs there (seen on a Zen 4: 64-element blocks).
+  const int64_t block = 2 * 8 * (dt == kInt ? 1 : 4);
   TensorIter it({&out, &a, &b});
   auto run = [&](auto tag) {
     using Q = decltype(tag);
