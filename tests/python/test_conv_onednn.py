@@ -14,6 +14,7 @@ import sys
 
 import numpy as np
 import pytest
+from _cpu_tier import avx512_tier
 
 import ember
 
@@ -149,8 +150,9 @@ def test_conv_matches_float64(case, path):
     [
         (6, 16, 16, (10, 10), (3, 3), (1, 1), (1, 1), (1, 1), 1),
         (40, 8, 8, (7, 7), (3, 3), (1, 1), (1, 1), (1, 1), 8),  # 16 chunks of 3 samples
+        (6, 16, 16, (10, 10), (3, 3), (2, 2), (1, 1), (1, 1), 1),  # on oneDNN (not Winograd's)
     ],
-    ids=["chunk1", "chunk3"],
+    ids=["chunk1", "chunk3", "chunk1-strided"],
 )
 def test_results_independent_of_thread_count(case, path):
     """Bitwise the same output and gradients at 1, 2 and 3 threads (Note [Conv threading])."""
@@ -178,6 +180,28 @@ def test_fallback_switch_is_read_per_call(monkeypatch):
         _close(b, r, "fallback")
 
 
+@avx512_tier
+@pytest.mark.parametrize(
+    "case",
+    [
+        (3, 16, 24, (12, 10), (3, 3), (1, 1), (1, 1), (1, 1), 1),
+        (2, 8, 8, (9, 9), (3, 3), (1, 1), (0, 0), (1, 1), 1),
+        (2, 32, 8, (6, 7), (3, 3), (1, 1), (2, 2), (1, 1), 1),
+    ],
+    ids=_ids,
+)
+def test_winograd_shapes_skip_onednn(case, monkeypatch):
+    """3x3 stride-1 passes with 8+ channels run on Winograd's kernels even where oneDNN runs, as
+    they measured faster (Note [Conv on oneDNN]): the same bits with oneDNN switched off."""
+    monkeypatch.delenv("EMBER_ONEDNN_CONV", raising=False)
+    routed, ref = _run(case, 3, bias=True)
+    monkeypatch.setenv("EMBER_ONEDNN_CONV", "0")
+    own, _ = _run(case, 3, bias=True)
+    for a, b, r, what in zip(routed, own, ref, ("output", "input grad", "weight grad")):
+        _close(a, r, what)
+        assert a.tobytes() == b.tobytes(), what
+
+
 def test_empty_and_zero_channel_shapes(path):
     x = ember.zeros(0, 4, 5, 5)
     w = ember.ones(3, 4, 3, 3)
@@ -194,11 +218,11 @@ def test_onednn_threads_follow_set_num_threads():
         "import os, ember\n"
         "ember.set_num_threads(1)\n"
         "a = ember.randn(256, 256).bfloat16()\n"
-        "x, w = ember.randn(4, 16, 12, 12), ember.randn(16, 16, 3, 3)\n"
+        "x, w = ember.randn(4, 16, 12, 12), ember.randn(16, 16, 5, 5)\n"
         "before = len(os.listdir('/proc/self/task'))\n"
         "for _ in range(3):\n"
         "    a @ a\n"
-        "    ember.nn.functional.conv2d(x, w, padding=1)\n"
+        "    ember.nn.functional.conv2d(x, w, padding=2)\n"
         "print(len(os.listdir('/proc/self/task')) - before)\n"
     )
     env = dict(os.environ, OMP_NUM_THREADS="4")

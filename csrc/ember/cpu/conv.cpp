@@ -272,6 +272,19 @@ bool is_depthwise(const Tensor& x, const Tensor& w, int64_t groups) {
 constexpr int64_t kOnednnMinBatch = 2;
 constexpr int64_t kWgradColumns = 1024;
 
+// Whether this pass runs on Winograd's kernels (Note [Winograd convolution]): the forward and
+// weight gradient directly, the input gradient as the turned convolution (input_grad_as_conv),
+// which reaches only a padding within the kernel's span.
+bool winograd_pass(onednn::ConvPass pass, const Tensor& x, const Tensor& w, IntArrayRef stride,
+                   IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  const IntArrayRef kernel = w.sizes().slice(2, size_t(w.dim() - 2));
+  if (pass != onednn::ConvPass::input_grad)
+    return winograd_applies(x.dtype(), x.size(1), w.size(0), kernel, stride, dilation, groups);
+  for (size_t d = 0; d < padding.size() && d < kernel.size(); ++d)
+    if (padding[d] > dilation[d] * (kernel[d] - 1)) return false;
+  return winograd_applies(x.dtype(), w.size(0), x.size(1), kernel, stride, dilation, groups);
+}
+
 }  // namespace
 
 // Measured at 1 thread (CPU time, benchmarks/conv_gemm.py --threads 1 --cpu-time --own), oneDNN
@@ -281,10 +294,17 @@ constexpr int64_t kWgradColumns = 1024;
 // 56: oneDNN reorders NCHW to its NHWC and back), the forward with one or two input channels (1.6
 // against 3.2 ms, Fashion-MNIST's first layer) and the input gradient of convolutions with few
 // input channels (1.7 against 9.0 ms there, 3.1 against 11.1 for a 7 x 7 3 -> 64 stem).
+// Winograd's kernels came later (session 19) and run fewer multiply-adds: on a Zen 4 they beat
+// oneDNN on 3x3 stride-1 passes, forward 12.3 against 18.2 ms (64 -> 64 at 56 x 56), 12.5
+// against 17.4 (128 at 28), 7.6 against 9.9 (32 -> 64 at 14, N=128), 15.6 against 16.3 (256 at
+// 14), weight gradients 12.2-15.0 against 18.4-21.0, input gradients 12.3-12.9 against 16.8-17.1
+// at 64 and 128 channels but 16.5 against 15.6 at 256 (14 x 14), so those passes skip oneDNN.
 
 bool use_onednn(onednn::ConvPass pass, const Tensor& x, const Tensor& w, IntArrayRef stride,
-                IntArrayRef padding, int64_t groups) {
-  if (x.dtype() != kFloat || x.size(0) < kOnednnMinBatch || !onednn::conv_enabled()) return false;
+                IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  if (x.dtype() != kFloat || x.size(0) < kOnednnMinBatch || !onednn::conv_enabled() ||
+      winograd_pass(pass, x, w, stride, padding, dilation, groups))
+    return false;
   const int64_t Cg = w.size(1);
   bool pointwise = true;
   for (int64_t d = 2; d < w.dim(); ++d)
@@ -390,12 +410,12 @@ Tensor conv2d_forward_kernel(const Tensor& input, const Tensor& weight,
   }
   if (is_depthwise(x, w, groups) &&  // Note [Depthwise forward]
       (depthwise_fast(w.size(2), w.size(3), stride[1]) ||
-       !use_onednn(onednn::ConvPass::forward, x, w, stride, padding, groups))) {
+       !use_onednn(onednn::ConvPass::forward, x, w, stride, padding, dilation, groups))) {
     if (x.dtype() == kFloat) depthwise_forward<float>(x, w, b, y, stride, padding, dilation);
     else depthwise_forward<double>(x, w, b, y, stride, padding, dilation);
     return y;
   }
-  if (use_onednn(onednn::ConvPass::forward, x, w, stride, padding,
+  if (use_onednn(onednn::ConvPass::forward, x, w, stride, padding, dilation,
                  groups) &&  // Note [Conv on oneDNN]
       onednn_conv(onednn::ConvPass::forward, x, w, y, b, stride, padding, dilation, groups))
     return y;
@@ -529,8 +549,7 @@ bool input_grad_as_conv(const Tensor& x, const Tensor& w, IntArrayRef stride, In
     if (stride[d] != 1 || padding[d] > dilation[d] * (w.size(d + 2) - 1)) return false;
   // The turned convolution, from the output's channels to the input's, is Winograd's too: the
   // input gradient of Winograd's shapes wherever winograd_backward's adjoint does not pay.
-  if (winograd_applies(x.dtype(), w.size(0), x.size(1), w.sizes().slice(2, size_t(w.dim() - 2)),
-                       stride, dilation, groups))
+  if (winograd_pass(onednn::ConvPass::input_grad, x, w, stride, padding, dilation, groups))
     return true;
   if (!has_sgemm() || Og > kMaxTurnedOg || Cg < Og) return false;
   for (int d = 0; d < 2; ++d)
@@ -584,11 +603,12 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_kernel(
     Tensor gi_cols = gi;     // the input gradient backward_impl computes, if any
     Tensor gw_cols = gw;     // the weight gradient backward_impl computes, if any
     using onednn::ConvPass;  // Note [Conv on oneDNN]
-    if (gi.defined() && use_onednn(ConvPass::input_grad, x, w, stride, padding, groups) &&
+    if (gi.defined() && use_onednn(ConvPass::input_grad, x, w, stride, padding, dilation, groups) &&
         onednn_conv(ConvPass::input_grad, gi, w, go, std::nullopt, stride, padding, dilation,
                     groups))
       gi_cols = Tensor();
-    if (gw.defined() && use_onednn(ConvPass::weight_grad, x, w, stride, padding, groups) &&
+    if (gw.defined() &&
+        use_onednn(ConvPass::weight_grad, x, w, stride, padding, dilation, groups) &&
         onednn_conv(ConvPass::weight_grad, x, gw, go, std::nullopt, stride, padding, dilation,
                     groups))
       gw_cols = Tensor();

@@ -116,7 +116,7 @@ Tensor conv3d_forward_kernel(const Tensor& input, const Tensor& weight,
   Tensor y = empty(sizes, x.dtype(), x.device());
   if (y.numel() == 0) return y;
   using onednn::ConvPass;
-  if (x.numel() > 0 && use_onednn(ConvPass::forward, x, w, stride, padding, groups) &&
+  if (x.numel() > 0 && use_onednn(ConvPass::forward, x, w, stride, padding, dilation, groups) &&
       onednn_conv(ConvPass::forward, x, w, y, b, stride, padding, dilation, groups))
     return y;
   const int64_t N = x.size(0), C = x.size(1), O = w.size(0), Do = sizes[2];
@@ -147,10 +147,10 @@ std::tuple<Tensor, Tensor, Tensor> conv3d_backward_kernel(const Tensor& grad_out
   }
   using onednn::ConvPass;
   bool need_gi = mask[0], need_gw = mask[1];
-  if (need_gi && use_onednn(ConvPass::input_grad, x, w, stride, padding, groups) &&
+  if (need_gi && use_onednn(ConvPass::input_grad, x, w, stride, padding, dilation, groups) &&
       onednn_conv(ConvPass::input_grad, gi, w, go, std::nullopt, stride, padding, dilation, groups))
     need_gi = false;
-  if (need_gw && use_onednn(ConvPass::weight_grad, x, w, stride, padding, groups) &&
+  if (need_gw && use_onednn(ConvPass::weight_grad, x, w, stride, padding, dilation, groups) &&
       onednn_conv(ConvPass::weight_grad, x, gw, go, std::nullopt, stride, padding, dilation,
                   groups))
     need_gw = false;

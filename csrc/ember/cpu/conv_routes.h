@@ -14,7 +14,7 @@ namespace ember::cpu {
 /// Whether `pass` of this float32 convolution goes to oneDNN (Note [Conv on oneDNN]); x and w
 /// are the convolution's input and weight, of any number of spatial dims.
 bool use_onednn(onednn::ConvPass pass, const Tensor& x, const Tensor& w, IntArrayRef stride,
-                IntArrayRef padding, int64_t groups);
+                IntArrayRef padding, IntArrayRef dilation, int64_t groups);
 
 /// One pass on oneDNN over chunks of samples, x, w, y contiguous in the pass's roles; weight
 /// gradients summed over chunks in order. False when oneDNN did not run.

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "ember/core/parallel.h"
+#include "ember/cpu/cache_info.h"
 #include "ember/cpu/isa.h"
 #include "ember/cpu/sgemm_kernels.h"
 
@@ -22,11 +23,32 @@ namespace {
 
 using sgemm_detail::kMr;
 using sgemm_detail::kNr;
-// Blocks: a packed block of b (kKc x kNc, 1 MB) and a block of a (kMc x kKc, 192 KB) share the
-// 2 MB L2 of a Sapphire Rapids core. On one thread, 1024^3 ran at 91 GFLOP/s with kKc = 384
-// (overflowing L2) against 197; 2048^3 at 119 with kKc = 128 (c re-read twice as often) against
-// 172 (noisy shared machine).
-constexpr int64_t kKc = 256, kMc = 192, kNc = 1024;
+// Note [SGEMM blocking]
+// A block of a (mc x kc) is packed once and read again for every panel of b; a block of b (kc x
+// nc) is packed once and read again for every block of a. Both are sized from the core's L2
+// (cpuid, l2_cache_bytes) rather than fixed on one CPU: b's block takes at most half of L2 and
+// a's a quarter, leaving the rest to c's tiles and the lines streaming through. kc stays 256,
+// the best on every CPU measured: 128 or 192 re-read c's tiles more often (2048^3 at 97-103
+// GFLOP/s against 104-106 on one Zen 4 thread), 384 overflowed a Sapphire Rapids L2 at 1024^3
+// (91 against 197 GFLOP/s). mc and nc are capped at the values measured best on that Sapphire
+// Rapids (2 MB L2: 192 and 1024, a 1 MB block of b), so it keeps its blocks; a Zen 4 (1 MB)
+// gets nc = 512 (a 1024-column block of b plus a's no longer fit L2 there: 1024^3 and 2048^3
+// ran 1-2 % faster, within noise) and a Zen 2/3 (512 KB) mc = 126 and nc = 256. The blocks do
+// not change the bits: every output's FMA chain continues through c from block to block.
+struct Blocks {
+  int64_t kc, mc, nc;
+};
+
+Blocks blocks_for(int64_t l2_bytes) {
+  constexpr int64_t kc = 256, row = kc * int64_t(sizeof(float));
+  return {kc, std::clamp<int64_t>(l2_bytes / 4 / row / kMr * kMr, 4 * kMr, 192),
+          std::clamp<int64_t>(l2_bytes / 2 / row / kNr * kNr, 2 * kNr, 1024)};
+}
+
+const Blocks& blocks() {
+  static const Blocks b = blocks_for(l2_cache_bytes());
+  return b;
+}
 
 // The tier's tile and packers; none below AVX2 (ATEN_CPU_CAPABILITY may cap the tier, Note
 // [CPU capability]).
@@ -62,14 +84,15 @@ float* scratch(int slot, int64_t n) {
   return buf[slot].get();
 }
 
-// The k blocks' length: at most kKc, the blocks of one product equal, and a k up to a quarter
-// above kKc kept whole. A convolution's 3x3 x 32 channels (k = 288) had run as 256 and a block
+// The k blocks' length: at most kc, the blocks of one product equal, and a k up to a quarter
+// above kc kept whole. A convolution's 3x3 x 32 channels (k = 288) had run as 256 and a block
 // of 32 that loaded and stored every tile of c again for an eighth of the multiply-adds. Every
 // output's FMA chain continues through c from block to block, so the bits do not change.
 int64_t k_block(int64_t k) {
-  if (k <= kKc + kKc / 4) return k;
-  const int64_t blocks = (k + kKc - 1) / kKc;
-  return (k + blocks - 1) / blocks;
+  const int64_t kc = blocks().kc;
+  if (k <= kc + kc / 4) return k;
+  const int64_t parts = (k + kc - 1) / kc;
+  return (k + parts - 1) / parts;
 }
 
 // Computes rows [i0, i1) x columns [j0, j1) of c.
@@ -78,11 +101,11 @@ void run_rect(const Problem& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) 
   // panel: a is then read once either way, and packing it (a transposed: 4096 x 32 x 256 spent
   // half its time there) only adds a copy.
   const bool a_in_place = g.alpha == 1.0f && (g.a_cs == 1 || (g.a_rs == 1 && j1 - j0 <= kNr));
-  const int64_t kstep = k_block(g.k);
-  float* bbuf = scratch(0, kstep * std::min(kNc, (j1 - j0 + kNr - 1) / kNr * kNr));
-  float* abuf = a_in_place ? nullptr : scratch(1, kMc * kstep);
-  for (int64_t jc = j0; jc < j1; jc += kNc) {
-    const int64_t nc = std::min(kNc, j1 - jc);
+  const int64_t kstep = k_block(g.k), block_rows = blocks().mc, block_cols = blocks().nc;
+  float* bbuf = scratch(0, kstep * std::min(block_cols, (j1 - j0 + kNr - 1) / kNr * kNr));
+  float* abuf = a_in_place ? nullptr : scratch(1, block_rows * kstep);
+  for (int64_t jc = j0; jc < j1; jc += block_cols) {
+    const int64_t nc = std::min(block_cols, j1 - jc);
     for (int64_t pc = 0; pc < g.k; pc += kstep) {
       const int64_t kc = std::min(kstep, g.k - pc);
       // Panel q of the block starts at bbuf + q * kc: each full panel is kc x kNr.
@@ -96,8 +119,8 @@ void run_rect(const Problem& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) 
       // The first k block starts the sum at beta * c (at 0 when beta is 0); later ones at c.
       const bool load = pc > 0 || g.beta != 0.0f;
       const float scale = pc > 0 ? 1.0f : g.beta;
-      for (int64_t ic = i0; ic < i1; ic += kMc) {
-        const int64_t mc = std::min(kMc, i1 - ic);
+      for (int64_t ic = i0; ic < i1; ic += block_rows) {
+        const int64_t mc = std::min(block_rows, i1 - ic);
         const float* ablk = g.a + ic * g.a_rs + pc * g.a_cs;
         if (!a_in_place) kKernels->pack_a(mc, kc, g.alpha, ablk, g.a_rs, g.a_cs, abuf);
         const int64_t ar = a_in_place ? g.a_rs : 1, ac = a_in_place ? g.a_cs : kMr;
@@ -136,7 +159,7 @@ void run(const Problem& g) {
   }
   // Rectangles of whole panels and row tiles, several per thread, taken by the threads as they
   // come free: a thread the OS delays (a shared machine) holds back less than a fixed share.
-  // Columns split first (a task packs only its columns of b), but into parts of at least kNc
+  // Columns split first (a task packs only its columns of b), but into parts of at least nc
   // columns while there are enough for every thread: a task reads all of its rows of a, from L3,
   // for every part, and parts of 2 panels made 1024^3 at 2 threads run at 353 GFLOP/s against
   // 392. Rows then split while there are fewer than two tasks per thread, and not below 16 tiles,
@@ -145,9 +168,10 @@ void run(const Problem& g) {
   const int64_t threads =
       m * n * k < kSgemmSerialWork || in_parallel_region() ? 1 : get_num_threads();
   const int64_t panels = (n + kNr - 1) / kNr, tiles = (m + kMr - 1) / kMr;
+  const int64_t block_panels = blocks().nc / kNr;
   const int64_t col_parts = threads == 1 ? 1
                                          : std::max(std::min(panels, threads),
-                                                    std::min(panels / (kNc / kNr), 4 * threads));
+                                                    std::min(panels / block_panels, 4 * threads));
   const int64_t min_tiles = col_parts >= threads ? 16 : 4;
   const int64_t row_parts = col_parts >= 2 * threads
                                 ? 1

@@ -11,20 +11,20 @@ namespace ember::cpu {
 // depend on its thread count. sgemm multiplies with AVX-512 register tiles of 6 rows x 64 columns
 // (24 accumulators: 4 vector loads of b and 6 broadcasts of a per 24 FMAs), or on AVX2 CPUs
 // with tiles of 6 x 16 (12 accumulators), four across each panel (sgemm_avx2.cpp). Blocking: the
-// columns are cut into panels of 64 and k into blocks of kKc; a block of b (kKc x up to kNc
-// columns) is packed once per task into panels, and every row tile of a block of kMc rows of a runs
-// over each panel, both blocks held in L2. a is read in place when alpha is 1 and its rows are
-// contiguous, or its columns are and c is one panel wide; otherwise it is packed per kMc rows with
-// alpha folded in. Each tile prefetches the next tile of c, which comes from memory when c is
-// large. Threads split the rows and columns of c into rectangles, never k: every output is summed
-// over k in ascending order with one FMA chain that starts at beta * c (0 when beta is 0, so c is
-// never read then), so results do not depend on the thread count, the tiling or the tier: AVX2 and
-// AVX-512 give the same bits. Products below kSgemmSerialWork multiply-adds (about 9 us on one
-// core) stay on the calling thread, where the pool's hand-off (a few us while its workers spin,
-// Note [Pool wake-up]) would cost more than it saves. Matrix-vector products stay with OpenBLAS's
-// gemv (memory-bound, no packing), as does float64.
-// Measured on one Sapphire Rapids thread (best of repeated runs on a shared machine; FMA peak
-// 246 GFLOP/s): 256^3 at ~216 GFLOP/s, 1024^3 at ~199, 2048^3 at ~193 (torch: 217, 213, 213;
+// columns are cut into panels of 64 and k into blocks of kc; a block of b (kc x up to nc
+// columns) is packed once per task into panels, and every row tile of a block of mc rows of a runs
+// over each panel, both blocks held in L2 (Note [SGEMM blocking] in sgemm.cpp sizes them from it).
+// a is read in place when alpha is 1 and its rows are contiguous, or its columns are and c is one
+// panel wide; otherwise it is packed per mc rows with alpha folded in. Each tile prefetches the
+// next tile of c, which comes from memory when c is large. Threads split the rows and columns of c
+// into rectangles, never k: every output is summed over k in ascending order with one FMA chain
+// that starts at beta * c (0 when beta is 0, so c is never read then), so results do not depend on
+// the thread count, the tiling or the tier: AVX2 and AVX-512 give the same bits. Products below
+// kSgemmSerialWork multiply-adds (about 9 us on one core) stay on the calling thread, where the
+// pool's hand-off (a few us while its workers spin, Note [Pool wake-up]) would cost more than it
+// saves. Matrix-vector products stay with OpenBLAS's gemv (memory-bound, no packing), as does
+// float64. Measured on one Sapphire Rapids thread (best of repeated runs on a shared machine; FMA
+// peak 246 GFLOP/s): 256^3 at ~216 GFLOP/s, 1024^3 at ~199, 2048^3 at ~193 (torch: 217, 213, 213;
 // OpenBLAS: 193, 192, 176). On one AMD EPYC (Zen) AVX2 thread, CPU time: 256^3 at ~94 GFLOP/s,
 // even with torch and OpenBLAS (python benchmarks/conv_gemm.py --only gemm --threads 1 --cpu-time).
 
