@@ -113,6 +113,7 @@ class _InlineTracer(fx.Tracer):
         self._examples = examples
         self._dynamic = dynamic  # {input name: {dim: Dim}}
         self._all_dynamic = all_dynamic  # tracing a composite inside a dynamic export
+        self.size_guards = []  # _constraints.SizeGuard: relations of input sizes branched on
 
     def is_leaf_module(self, m, module_qualified_name):
         return False
@@ -152,7 +153,7 @@ class _InlineTracer(fx.Tracer):
         return _factories.records(func, kwargs)  # torch.zeros(n, 4) in forward: a graph node
 
     def to_bool(self, obj):
-        from ._constraints import equal_sizes, refine, specialized_dims, violation
+        from ._constraints import compare_sizes, equal_sizes, refine, specialized_dims, violation
 
         error = _unbacked.guard_error(obj.node)
         if error is not None:
@@ -161,6 +162,11 @@ class _InlineTracer(fx.Tracer):
         outcome = equal_sizes(obj.node, found, self._examples) if found else None
         if outcome is None and found:
             outcome = refine(obj.node, found, self._examples)
+        if outcome is None and found:
+            compared = compare_sizes(obj.node, found, self._examples)
+            if compared is not None:
+                outcome, guard = compared
+                self.size_guards.append(guard)
         if outcome is not None:
             return outcome
         if found:
@@ -362,6 +368,7 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
     if error is not None:
         raise error
     _check_buffer_updates_recorded(parts, getattr(tracer, "changed_buffers", []))
+    parts["size_guards"] = tracer.size_guards
     return parts
 
 

@@ -2,18 +2,12 @@
 the module that runs it, and run_decompositions() to the op set of the C++ runtime."""
 
 import collections
-import sys
 
 from .. import fx
-from ..nn import Module, Parameter
 from . import _factories, _ops, _qdq, _rnn, _to_ops, _writes
-from .graph_signature import InputKind, OutputKind
+from .graph_signature import InputKind
 
 __all__ = ["ExportedProgram"]
-
-
-def _ember():
-    return sys.modules["ember"]
 
 
 def tree_flatten(value):
@@ -90,6 +84,7 @@ class ExportedProgram:
         self._example_inputs = example_inputs
         self._decomposed = decomposed
         self._nested = None  # how nested inputs map to the flat ones (ember.export._nested)
+        self._size_guards = []  # _constraints.SizeGuard: relations the module checks
         self._annotate_shapes()
 
     @property
@@ -144,8 +139,9 @@ class ExportedProgram:
     def _dim_symbols(self):
         """{Dim name: torch's symbol expression} of the program's dynamic dims."""
         from ._symbols import symbol_names
+        from ._unlift import parse_dim
 
-        return symbol_names(self._input_shapes, self._graph_signature.user_inputs, _parse_dim)
+        return symbol_names(self._input_shapes, self._graph_signature.user_inputs, parse_dim)
 
     @property
     def example_inputs(self):
@@ -236,11 +232,14 @@ class ExportedProgram:
         )
 
     def module(self):
-        """module() -> ember.nn.Module
+        """module() -> ember.fx.GraphModule
 
-        A module with the program's parameters and buffers (by their qualified names) whose
-        forward runs the graph on the user inputs, checking their dtypes and static sizes."""
-        return _ExportedModule(self)
+        The program as a module (torch's unlifted module): its parameters and buffers under
+        their qualified names, read by the graph's get_attr nodes; its forward takes the
+        model's arguments, checks them (``_guards_fn``) and runs the graph (``_unlift.py``)."""
+        from ._unlift import ExportedModule
+
+        return ExportedModule(self)
 
     def run_decompositions(self, decomp_table=None):
         """run_decompositions(decomp_table=None) -> ExportedProgram
@@ -326,6 +325,7 @@ class ExportedProgram:
             decomposed=decomposed,
         )
         out._nested = self._nested
+        out._size_guards = self._size_guards
         return out
 
     @property
@@ -407,25 +407,6 @@ class ExportedProgram:
 CallSpec = collections.namedtuple("CallSpec", ["in_spec", "out_spec"])
 
 
-def _set_by_name(module, qualname, value, kind, persistent=True):
-    *path, leaf = qualname.split(".")
-    mod = module
-    for part in path:
-        child = getattr(mod, part, None) if part in mod._modules else None
-        if child is None:
-            child = Module()
-            mod.add_module(part, child)
-        mod = child
-    if kind == "parameter":
-        if not isinstance(value, Parameter):
-            value = Parameter(value, requires_grad=value.requires_grad)
-        mod.register_parameter(leaf, value)
-    elif kind == "buffer":
-        mod.register_buffer(leaf, value, persistent=persistent)
-    else:
-        setattr(mod, leaf, value)
-
-
 def _get_by_name(module, qualname):
     obj = module
     for part in qualname.split("."):
@@ -440,161 +421,3 @@ class _ModuleCallEntry:
 
     def __repr__(self):
         return f"ModuleCallEntry(fqn={self.fqn!r})"
-
-
-def _guard_failed(condition):
-    # torch 2.13 raises a plain AssertionError naming the violated guard in its own terms
-    # (programs print type(e).__name__ and the text)
-    return AssertionError(f"Guard failed: {condition}")
-
-
-def _relation(first, pa, pb, a, b):
-    """`a*root + b` written in terms of `first` (= pa*root + pb), as torch's guards print it."""
-    if (pa, pb) != (1, 0):
-        return f"{a}*({first} - {pb})/{pa} + {b}" if b else f"{a}*({first} - {pb})/{pa}"
-    expr = f"{a} * {first}" if a != 1 else first
-    return f"{expr} + {b}" if b > 0 else f"{expr} - {-b}" if b < 0 else expr
-
-
-def _parse_dim(name):
-    """(root name, a, b) of a Dim name 'a*root + b' (a=1, b=0 for a plain Dim)."""
-    import re
-
-    m = re.fullmatch(r"(?:(\d+)\*)?([A-Za-z_]\w*)(?: ([+-]) (\d+))?", name)
-    if m is None:
-        return name, 1, 0
-    a = int(m.group(1) or 1)
-    b = int(m.group(4) or 0) * (-1 if m.group(3) == "-" else 1)
-    return m.group(2), a, b
-
-
-class _ExportedModule(Module):
-    """The module ExportedProgram.module() returns: the program's state as attributes and a
-    forward that runs its graph."""
-
-    def __init__(self, program):
-        super().__init__()
-        object.__setattr__(self, "_program", program)
-        for spec in program.graph_signature.input_specs:
-            if spec.kind == InputKind.PARAMETER:
-                _set_by_name(self, spec.target, program.state_dict[spec.target], "parameter")
-            elif spec.kind == InputKind.BUFFER:
-                value = program.state_dict.get(spec.target, program.constants.get(spec.target))
-                _set_by_name(self, spec.target, value, "buffer", spec.persistent is not False)
-            elif spec.kind == InputKind.CONSTANT_TENSOR:
-                _set_by_name(self, spec.target, program.constants[spec.target], "constant")
-        self.add_module("_graph_module", program.graph_module)
-
-    @property
-    def graph(self):
-        """graph -> ember.fx.Graph
-
-        The graph forward runs."""
-        return self._program.graph
-
-    def train(self, mode=True):
-        # torch 2.13's ep.module() refuses mode switches: the graph was captured in one mode
-        # (a train-mode BatchNorm's batch statistics are baked into it)
-        raise NotImplementedError("Calling train() is not supported yet.")
-
-    def eval(self):
-        raise NotImplementedError("Calling eval() is not supported yet.")
-
-    @property
-    def code(self):
-        """code -> str
-
-        The graph's generated Python source."""
-        return self._program.graph_module.code
-
-    def _check(self, name, value, shape, sizes):
-        ember = _ember()
-        if not isinstance(value, ember.Tensor):
-            raise TypeError(f"{name}: expected a Tensor; got {type(value).__name__}")
-        if value.dim() != len(shape):
-            raise _guard_failed(f"{name}.dim() == {len(shape)}")
-        for d, size in enumerate(shape):
-            got = value.size(d)
-            source = f"{name}.size()[{d}]"
-            if isinstance(size, int) and got != size:
-                raise _guard_failed(f"{source} == {size}")
-            if isinstance(size, str):
-                lo, hi = self._program._range_constraints.get(size, (0, None))
-                # As torch's: a lower bound of 2 or less guards nothing (0 and 1 are only kept
-                # out of tracing, where they would specialize), so sizes 0 and 1 still run.
-                if lo > 2 and got < lo:
-                    raise _guard_failed(f"{source} >= {lo}")
-                if hi is not None and got > hi:
-                    raise _guard_failed(f"{source} <= {hi}")
-                root, a, b = _parse_dim(size)
-                prev = sizes.get(root)
-                if prev is None:
-                    if (got - b) % a:
-                        raise _guard_failed(f"{source} == {size}")
-                    sizes[root] = ((got - b) // a, source, a, b)
-                    continue
-                value_of_root, first, pa, pb = prev
-                if (got - b) % a or (got - b) // a != value_of_root:
-                    raise _guard_failed(f"{source} == {_relation(first, pa, pb, a, b)}")
-
-    def forward(self, *args, **kwargs):
-        program = self._program
-        names = list(program.graph_signature.user_inputs)
-        nested = getattr(program, "_nested", None)
-        if nested is not None:  # the model's own (nested) arguments
-            args, kwargs = nested.flatten_call(args, kwargs), {}
-        values = list(args)
-        if len(values) > len(names):
-            raise TypeError(f"forward() takes {len(names)} inputs but {len(values)} were given")
-        for name in names[len(values) :]:
-            if name not in kwargs:
-                raise TypeError(f"forward() missing the input '{name}'")
-            values.append(kwargs.pop(name))
-        _check_constant_kwargs(program, kwargs)
-        if kwargs:
-            raise TypeError(f"forward() got unexpected inputs {sorted(kwargs)}")
-        sizes = {}  # Dim root name -> (its size, where it was read)
-        for name, v in zip(names, values):
-            if name in program.input_shapes:
-                self._check(name, v, program.input_shapes[name], sizes)
-        lifted = []
-        for spec in program.graph_signature.input_specs:
-            if spec.kind != InputKind.USER_INPUT:
-                lifted.append(_get_by_name(self, spec.target))
-        out = self._graph_module(*lifted, *values)
-        leaves, _ = tree_flatten(out)
-        mutated = [
-            s.target
-            for s in program.graph_signature.output_specs
-            if s.kind == OutputKind.BUFFER_MUTATION
-        ]
-        if mutated:
-            with _ember().no_grad():
-                for target, value in zip(mutated, leaves):
-                    _get_by_name(self, target).copy_(value)
-            leaves = leaves[len(mutated) :]
-        return tree_unflatten(program._output_structure, leaves)
-
-
-class _UnflattenedModule(_ExportedModule):
-    """What unflatten returns (and its callable submodules): torch's unflattened modules switch
-    modes as any module does."""
-
-    train = Module.train
-    eval = Module.eval
-
-
-def _check_constant_kwargs(program, kwargs):
-    """Keyword arguments that were numbers or other constants at export time are specialized
-    (torch's guards): the same value is accepted, another raises AssertionError as torch's
-    "Guard failed" does. Removes them from ``kwargs``."""
-    example = program._example_inputs
-    exported = example[1] if isinstance(example, tuple) and len(example) == 2 else None
-    if not isinstance(exported, dict):
-        return
-    for name, value in exported.items():
-        if isinstance(value, _ember().Tensor) or name not in kwargs:
-            continue
-        got = kwargs.pop(name)
-        if got != value:
-            raise AssertionError(f"Guard failed: {name} == {value!r}")

@@ -1,0 +1,362 @@
+"""ember.export against torch 2.13, session 21: branches on two dynamic sizes, sizes at an offset
+(``x[1:] + y``), derived Dims' arithmetic and errors, ``ep.module()`` as a GraphModule (its
+graph, code, guards and input checks), unflatten's module types, and
+``_higher_order_ops.map``. Each program is written once over a library (``lib``) and run by
+both; torch's side is skipped where torch is missing."""
+
+import operator
+
+import numpy as np
+import pytest
+
+import ember
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+def _libs():
+    return [ember, _torch()]
+
+
+def _close(a, b):
+    a = np.asarray(a.detach()) if hasattr(a, "detach") else np.asarray(a)
+    b = np.asarray(b.detach()) if hasattr(b, "detach") else np.asarray(b)
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 (the class and text are what is compared)
+        return type(e).__name__, str(e).split("\n\nThe error above occurred")[0]
+    return None
+
+
+def _compare(lib, op):
+    class Compare(lib.nn.Module):
+        def forward(self, x, y):
+            if op(x.shape[0], y.shape[0]):
+                return x.sum()
+            return y.sum()
+
+    return Compare()
+
+
+# -- a branch on two dynamic sizes --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("op", [operator.eq, operator.ne, operator.gt, operator.lt, operator.ge])
+@pytest.mark.parametrize("sizes", [(5, 3), (3, 5)])
+@pytest.mark.parametrize("kind", ["auto", "named"])
+def test_branch_on_two_sizes_is_guarded_as_torchs(op, sizes, kind):
+    results = []
+    for lib in _libs():
+        Dim = lib.export.Dim
+        spec = (
+            {"x": {0: Dim.AUTO}, "y": {0: Dim.AUTO}}
+            if kind == "auto"
+            else {"x": {0: Dim("a")}, "y": {0: Dim("b")}}
+        )
+        x, y = lib.ones(sizes[0], 2), lib.ones(sizes[1], 2)
+        error = _error(lambda: lib.export.export(_compare(lib, op), (x, y), dynamic_shapes=spec))
+        if error is not None:  # a named Dim wider than the branch allows (x > y >= 2: x >= 3)
+            results.append(error)
+            continue
+        ep = lib.export.export(_compare(lib, op), (x, y), dynamic_shapes=spec)
+        ranges = sorted(repr(v) for v in ep.range_constraints.values())
+        calls = []
+        for a, b in ((4, 4), (6, 2), (2, 6), (7, 3)):
+            m = ep.module()
+            got = _error(lambda: calls.append(float(m(lib.ones(a, 2), lib.ones(b, 2)))))
+            calls.append(got)
+        results.append((str(ranges), calls))
+    assert results[0] == results[1]
+
+
+def test_named_dims_equal_in_the_examples_must_be_one_dim():
+    errors = []
+    for lib in _libs():
+        Dim = lib.export.Dim
+        x = lib.ones(4, 2)
+        errors.append(
+            _error(
+                lambda: lib.export.export(
+                    _compare(lib, operator.eq),
+                    (x, x.clone()),
+                    dynamic_shapes={"x": {0: Dim("a")}, "y": {0: Dim("b")}},
+                )
+            )
+        )
+    assert errors[0] == errors[1]
+    assert errors[0][0] == "UserError" and "must always be equal" in errors[0][1]
+
+
+# -- sizes at an offset, derived Dims -----------------------------------------------------------
+
+
+def _shifted(lib):
+    class Shifted(lib.nn.Module):
+        def forward(self, x, y):
+            return x[1:] + y
+
+    return Shifted()
+
+
+def _forward_line(ep):
+    return next(ln.strip() for ln in str(ep).splitlines() if "def forward" in ln)
+
+
+def test_offset_between_auto_dims_is_torchs_derived_symbol():
+    lines, ranges, errors = [], [], []
+    for lib in _libs():
+        Dim = lib.export.Dim
+        ep = lib.export.export(
+            _shifted(lib),
+            (lib.ones(6, 2), lib.ones(5, 2)),
+            dynamic_shapes={"x": {0: Dim.AUTO}, "y": {0: Dim.AUTO}},
+        )
+        lines.append(_forward_line(ep))
+        ranges.append(sorted((str(k), repr(v)) for k, v in ep.range_constraints.items()))
+        m = ep.module()
+        _close(m(lib.ones(9, 2), lib.ones(8, 2)), lib.full((8, 2), 2.0))
+        errors.append(_error(lambda: m(lib.ones(9, 2), lib.ones(7, 2))))
+    assert lines[0] == lines[1] == 'def forward(self, x: "f32[s17 + 1, 2]", y: "f32[s17, 2]"):'
+    assert ranges[0] == ranges[1]
+    assert errors[0] == errors[1]
+
+
+def test_offset_between_named_dims_is_torchs_user_error():
+    errors = []
+    for lib in _libs():
+        Dim = lib.export.Dim
+        errors.append(
+            _error(
+                lambda: lib.export.export(
+                    _shifted(lib),
+                    (lib.ones(6, 2), lib.ones(5, 2)),
+                    dynamic_shapes={"x": {0: Dim("a")}, "y": {0: Dim("b")}},
+                )
+            )
+        )
+    assert errors[0] == errors[1]
+    assert "a = b + 1" in errors[0][1]
+
+
+@pytest.mark.parametrize(
+    "spec_of",
+    [
+        lambda d: {"x": {0: d + 1}, "y": {0: d}},
+        lambda d: {"x": {0: (d + 1)}, "y": {0: (d + 1) - 1}},
+    ],
+)
+def test_derived_dims_as_torchs(spec_of):
+    out = []
+    for lib in _libs():
+        d = lib.export.Dim("d", min=3, max=10)
+        ep = lib.export.export(
+            _shifted(lib), (lib.ones(6, 2), lib.ones(5, 2)), dynamic_shapes=spec_of(d)
+        )
+        m = ep.module()
+        out.append(
+            (
+                _forward_line(ep),
+                sorted(repr(v) for v in ep.range_constraints.values()),
+                _error(lambda: m(lib.ones(9, 2), lib.ones(7, 2))),
+                _error(lambda: m(lib.ones(13, 2), lib.ones(12, 2))),
+            )
+        )
+    assert out[0] == out[1]
+
+
+def test_derived_dim_arithmetic_errors_as_torchs():
+    cases = [
+        lambda D: D("a") + 1.5,
+        lambda D: D("a") - 0.5,
+        lambda D: D("a") + True,
+        lambda D: 1 - D("a"),
+        lambda D: D("a") * 0,
+        lambda D: D("a") * D("b"),
+        lambda D: D("1a"),
+        lambda D: D("a", min=5, max=5),
+        lambda D: (D("a") - 1).min,
+        lambda D: repr((D("a", min=1, max=10) + 1) * 2),
+        lambda D: ((D("a", min=1, max=10) + 1) * 2).max,
+    ]
+    for case in cases:
+        got = [_error(lambda: case(lib.export.Dim)) for lib in _libs()]
+        assert got[0] == got[1]
+
+
+def test_example_sizes_against_derived_dims_as_torchs():
+    errors = []
+    for lib in _libs():
+        d = lib.export.Dim("d")
+        for spec in ({"x": {0: 2 * d}, "y": {0: d}}, {"x": {0: d}, "y": {0: d - 1}}):
+            errors.append(
+                _error(
+                    lambda: lib.export.export(
+                        _shifted(lib), (lib.ones(6, 2), lib.ones(5, 2)), dynamic_shapes=spec
+                    )
+                )
+            )
+    assert errors[:2] == errors[2:]
+    assert errors[0][0] == "UserError"
+
+
+# -- ep.module() is a GraphModule ---------------------------------------------------------------
+
+
+def _nested_net(lib):
+    class Block(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = lib.nn.Linear(4, 4)
+            self.register_buffer("scale", lib.ones(4))
+
+        def forward(self, x):
+            return lib.relu(self.lin(x)) * self.scale
+
+    class Net(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.b1 = Block()
+            self.seq = lib.nn.Sequential(lib.nn.Linear(4, 4), lib.nn.ReLU())
+            self.b2 = Block()
+            self.p = lib.nn.Parameter(lib.ones(4))
+
+        def forward(self, x):
+            return self.b2(self.seq(self.b1(x))) + self.p
+
+    lib.manual_seed(0)
+    return Net()
+
+
+def _text(s):
+    return s.replace("ember.", "torch.")
+
+
+def test_module_is_torchs_graph_module():
+    out = []
+    for lib in _libs():
+        net, x = _nested_net(lib), lib.randn(2, 4)
+        m = lib.export.export(net, (x,)).module()
+        assert isinstance(m, lib.fx.GraphModule)
+        _close(m(x), net(x))
+        readable = m.print_readable(print_output=False)
+        readable = "\n".join(ln for ln in readable.splitlines() if "# File:" not in ln)
+        out.append(
+            (
+                type(m).__name__,
+                _text(str(m.graph)),
+                _text(m.code),
+                _text(readable),
+                [(k, type(v).__name__) for k, v in m.named_modules()],
+                [k for k, _ in m.named_parameters()],
+                [k for k, _ in m.named_buffers()],
+                _text(repr(m)).split("\n\n\n")[0],
+            )
+        )
+    assert out[0] == out[1]
+
+
+def _kwargs_net(lib):
+    class K(lib.nn.Module):
+        def forward(self, x, d, *, scale=2.0, y=None):
+            return x * scale + d["a"] + y, d["b"][0]
+
+    return K()
+
+
+def test_module_takes_nested_and_keyword_arguments_as_torchs():
+    out = []
+    for lib in _libs():
+        ex = (lib.ones(4, 3), {"a": lib.ones(3), "b": [lib.ones(2)]})
+        m = lib.export.export(_kwargs_net(lib), ex, {"scale": 3.0, "y": lib.ones(3)}).module()
+        d = {"a": lib.full((3,), 2.0), "b": [lib.ones(2)]}
+        res = m(lib.ones(4, 3), d, scale=3.0, y=lib.ones(3))
+        out.append(
+            (
+                _text(m.code),
+                [float(r.sum()) for r in res],
+                _error(lambda: m(lib.ones(4, 3), d, scale=4.0, y=lib.ones(3))),
+                _error(lambda: m(lib.ones(5, 3), d, scale=3.0, y=lib.ones(3))),
+                _error(lambda: m(lib.ones(4, 3), d))[0],
+                _error(lambda: m(lib.ones(4, 3), {"a": lib.ones(3)}, scale=3.0, y=lib.ones(3)))[0],
+            )
+        )
+    assert out[0] == out[1]
+
+
+def test_unflatten_rebuilds_torchs_module_types():
+    out = []
+    for lib in _libs():
+        net, x = _nested_net(lib), lib.randn(2, 4)
+        u = lib.export.unflatten(lib.export.export(net, (x,)))
+        _close(u(x), net(x))
+        _close(u.b1(x), net.b1(x))
+        _close(u.seq(x), net.seq(x))
+        out.append(
+            (
+                type(u).__name__,
+                [(k, type(v).__name__) for k, v in u.named_modules()],
+                [k for k, _ in u.named_parameters()],
+                [k for k, _ in u.named_buffers()],
+                repr(u),
+            )
+        )
+    assert out[0] == out[1]
+
+
+# -- _higher_order_ops.map ----------------------------------------------------------------------
+
+
+def _body(x, y):
+    return x.sin() + y, x * 2
+
+
+def test_map_eager_as_torchs():
+    outs, errors = [], []
+    for lib in _libs():
+        xs, y = lib.arange(12.0).reshape(3, 4), lib.ones(4)
+        outs.append(lib._higher_order_ops.map(_body, xs, y))
+        outs.append(lib._higher_order_ops.map(lambda t: t["a"] * t["b"], {"a": xs, "b": xs + 1}))
+        errors.append(_error(lambda: lib._higher_order_ops.map(_body, lib.ones(0, 4), y)))
+        errors.append(
+            _error(lambda: lib._higher_order_ops.map(lambda a: a, [lib.ones(2), lib.ones(3)]))
+        )
+        errors.append(_error(lambda: lib._higher_order_ops.map(lambda a: a, [xs, 3])))
+    for a, b in zip(outs[0], outs[2]):
+        _close(a, b)
+    _close(outs[1], outs[3])
+    assert errors[:3] == errors[3:]
+
+
+def test_map_exports_and_saves():
+    import io
+
+    class M(ember.nn.Module):
+        def forward(self, xs, y):
+            return ember._higher_order_ops.map(_body, xs, y)
+
+    xs, y = ember.randn(3, 4), ember.randn(4)
+    ep = ember.export.export(M(), (xs, y))
+    other = ember.randn(3, 4)
+    for a, b in zip(ep.module()(other, y), M()(other, y)):
+        _close(a, b)
+    buf = io.BytesIO()
+    ember.export.save(ep, buf)
+    buf.seek(0)
+    loaded = ember.export.load(buf)
+    for a, b in zip(loaded.module()(other, y), M()(other, y)):
+        _close(a, b)
+    torch = _torch()
+    from torch._higher_order_ops.map import map as torch_map
+
+    def torch_body(x, t):
+        return x.sin() + t, x * 2
+
+    for a, b in zip(torch_map(torch_body, torch.tensor(other.numpy()), torch.tensor(y.numpy())),
+                    M()(other, y)):  # fmt: skip
+        _close(a, b)
