@@ -233,7 +233,10 @@ def _unlifted_graph(program, leaf_names, guards_node=True):
     for spec, value in zip(sig.output_specs, outputs):
         if spec.kind == OutputKind.BUFFER_MUTATION:
             target = next(n for n in new.nodes if n.op == "get_attr" and n.target == spec.target)
-            new.call_function(ember.ops.aten.copy_.default, (target, env[value]))
+            # the new value without its autograd history: a buffer never requires grad (the
+            # old module copied under no_grad; torch's running statistics carry no grad)
+            fresh = new.call_function(ember.ops.aten.detach.default, (env[value],))
+            new.call_function(ember.ops.aten.copy_.default, (target, fresh))
         else:
             user_outputs.append(fx.map_arg(value, lambda m: env[m]))
     new.output(tuple(user_outputs))
