@@ -374,3 +374,52 @@ def test_decomposed_module_updates_buffers_as_torchs():
         stats.append([m.running_mean, m.running_var, m.num_batches_tracked, out])
     for a, b in zip(*stats):
         _close(a, b)
+
+
+# -- decomposed and loaded programs print ATen names ------------------------------------------
+
+
+def _conv_net(lib):
+    class Net(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = lib.nn.Conv2d(3, 4, 3, padding=1)
+            self.bn = lib.nn.BatchNorm2d(4)
+            self.lin = lib.nn.Linear(4, 5)
+            self.ln = lib.nn.LayerNorm(5)
+
+        def forward(self, x):
+            y = lib.relu(self.bn(self.conv(x))).mean(dim=(2, 3))
+            y = self.ln(self.lin(y))
+            return lib.nn.functional.softmax(y, dim=-1), lib.nn.functional.gelu(y).view(-1).sum()
+
+    lib.manual_seed(0)
+    return Net().eval()
+
+
+def test_loaded_program_prints_torchs_aten_calls(tmp_path):
+    import io
+
+    codes, outs = [], []
+    for lib in _libs():
+        net, x = _conv_net(lib), lib.randn(2, 3, 8, 8)
+        buf = io.BytesIO()
+        lib.export.save(lib.export.export(net, (x,)), buf)
+        buf.seek(0)
+        loaded = lib.export.load(buf)
+        codes.append(_text(loaded.graph_module.code))
+        outs.append((loaded.module()(x), net(x)))
+    assert codes[0] == codes[1]
+    for got, want in outs:
+        for a, b in zip(got, want):
+            _close(a, b)
+
+
+def test_decomposed_program_names_aten_overloads():
+    net, x = _conv_net(ember), ember.randn(2, 3, 8, 8)
+    dec = ember.export.export(net, (x,)).run_decompositions()
+    calls = [n for n in dec.graph.nodes if n.op == "call_function"]
+    assert calls and all(isinstance(n.target, ember._op_overloads.OpOverload) for n in calls)
+    assert "torch.ops.aten.conv2d.default(x, p_conv_weight" in _text(dec.graph_module.code)
+    for a, b in zip(dec.module()(x), net(x)):
+        _close(a, b)

@@ -4,7 +4,7 @@ the module that runs it, and run_decompositions() to the op set of the C++ runti
 import collections
 
 from .. import fx
-from . import _factories, _ops, _qdq, _rnn, _to_ops, _writes
+from . import _aten_names, _factories, _ops, _qdq, _rnn, _to_ops, _writes
 from .graph_signature import InputKind
 
 __all__ = ["ExportedProgram"]
@@ -309,6 +309,7 @@ class ExportedProgram:
         new, signature, constants = _factories.fold(
             new, signature or self._graph_signature, self._constants
         )
+        _aten_names.from_runtime(new)  # printed as torch's ATen overloads, run as runtime ops
         new.lint()
         return self._with_graph(new, decomposed=True, signature=signature, constants=constants)
 
