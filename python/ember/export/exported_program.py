@@ -244,10 +244,11 @@ class ExportedProgram:
     def run_decompositions(self, decomp_table=None):
         """run_decompositions(decomp_table=None) -> ExportedProgram
 
-        The same program with each call mapped onto the runtime op set (``ember.export.ops``),
-        every argument positional and every default filled in: what ember.export.save writes
-        and the C++ runtime runs. Calls without a runtime op stay as they are (save refuses
-        them, naming the op)."""
+        The same program with each call mapped onto the runtime op set (``ember.export.ops``):
+        what ember.export.save writes and the C++ runtime runs. A call whose runtime op is one
+        ATen overload is named by it (``aten.linear.default``, torch's arguments), as torch
+        prints; it runs the runtime op. Calls without a runtime op stay as they are (save
+        refuses them, naming the op)."""
         if decomp_table is not None:
             from ._decomp import apply
 
