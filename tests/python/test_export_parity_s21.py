@@ -423,3 +423,25 @@ def test_decomposed_program_names_aten_overloads():
     assert "torch.ops.aten.conv2d.default(x, p_conv_weight" in _text(dec.graph_module.code)
     for a, b in zip(dec.module()(x), net(x)):
         _close(a, b)
+
+
+def test_module_of_a_forward_with_var_args_takes_its_call():
+    # exportdb's fn_with_kwargs: *args and **kwargs in forward's signature
+    out = []
+    for lib in _libs():
+
+        class FnWithKwargs(lib.nn.Module):
+            def forward(self, pos0, tuple0, *myargs, mykw0, **mykwargs):
+                out = pos0
+                for arg in tuple0:
+                    out = out * arg
+                for arg in myargs:
+                    out = out * arg
+                return out * mykw0 * mykwargs["input0"] * mykwargs["input1"]
+
+        t = [lib.full((4,), float(k + 1)) for k in range(8)]
+        args, kwargs = (t[0], (t[1], t[2]), t[3], t[4]), {"mykw0": t[5], "input0": t[6]}
+        kwargs["input1"] = t[7]
+        m = lib.export.export(FnWithKwargs(), args, kwargs).module()
+        out.append(m(*args, **kwargs))
+    _close(out[0], out[1])

@@ -149,9 +149,10 @@ def _leaves_with_paths(value, path, out):
 
 
 def _call_form(program):
-    """(orig_args, in_spec, leaf names, {constant leaf: value}) of the program's call: the
-    example's (args, kwargs) structure, its tensor leaves named as the graph's user inputs; a
-    program without example inputs (loaded) takes its user inputs positionally."""
+    """(orig_args, in_spec, leaf names, {constant leaf: value}, positional) of the program's
+    call: the example's (args, kwargs) structure, its tensor leaves named as the graph's user
+    inputs; a program without example inputs (loaded), or whose forward's signature does not
+    name them (``*args``), takes its user inputs positionally (``_bind_positional``)."""
     import inspect
 
     from ..utils import _pytree
@@ -159,7 +160,7 @@ def _call_form(program):
     users = list(program.graph_signature.user_inputs)
     example = program.example_inputs
     model = getattr(program, "_model", None)
-    positional = (users, _pytree.tree_structure((tuple(users), {})), users, {})
+    positional = (users, _pytree.tree_structure((tuple(users), {})), users, {}, True)
     if example is None or model is None:
         return positional
     args, kwargs = example
@@ -183,7 +184,7 @@ def _call_form(program):
     rename = dict(zip(tensors, users))  # the graph's names of the tensor leaves
     names = [rename.get(n, n) for n, _ in leaves]
     constants = {n: v for (n, v) in leaves if not isinstance(v, ember.Tensor)}
-    return orig, _pytree.tree_structure((tuple(args), dict(kwargs))), names, constants
+    return orig, _pytree.tree_structure((tuple(args), dict(kwargs))), names, constants, False
 
 
 def _unlifted_graph(program, leaf_names, guards_node=True):
@@ -252,7 +253,7 @@ class ExportedModule(fx.GraphModule):
     def __init__(self, program):
         from ..fx._codegen import PyTreeInfo
 
-        orig, in_spec, leaf_names, constants = _call_form(program)
+        orig, in_spec, leaf_names, constants, positional = _call_form(program)
         guards = GuardsFn(program, leaf_names, constants)
         as_node = self._class_name == "GraphModule"  # torch's unflattened modules check first
         holder = Module()
@@ -273,13 +274,12 @@ class ExportedModule(fx.GraphModule):
         object.__setattr__(self, "_program", program)
         self._in_spec, self._out_spec = in_spec, program.call_spec.out_spec
         super().__init__(holder, graph, class_name=self._class_name)
-        self.register_forward_pre_hook(_check_structure, with_kwargs=True)
+        self.register_forward_pre_hook(
+            _bind_positional if positional else _check_structure, with_kwargs=True
+        )
         if not as_node:
             object.__setattr__(self, "_guards", guards)
             self.register_forward_pre_hook(_run_guards, with_kwargs=True)
-        if getattr(program, "_nested", None) is not None and program.example_inputs is None:
-            # a loaded program with nested arguments: their leaves are its inputs
-            self.register_forward_pre_hook(_flatten_stored_nested, with_kwargs=True)
 
     def train(self, mode=True):
         # torch 2.13's ep.module() refuses mode switches: the graph was captured in one mode
@@ -292,15 +292,10 @@ class ExportedModule(fx.GraphModule):
 
 def _check_structure(module, args, kwargs):
     """The call's arguments have the structure of the example's, as torch's pre-hook checks
-    (its ValueError texts); a loaded program's nested arguments are flattened by its hook."""
+    (its ValueError texts)."""
     from ..utils import _pytree
 
     spec = module._in_spec
-    if (
-        getattr(module._program, "_nested", None) is not None
-        and module._program.example_inputs is None
-    ):
-        return None
     expected = list(spec.children_specs[1].context or [])
     if sorted(kwargs) != sorted(expected):
         raise ValueError(
@@ -323,8 +318,28 @@ def _run_guards(module, args, kwargs):
     module._guards(*tree_flatten_spec((list(args), kwargs), module._in_spec))
 
 
-def _flatten_stored_nested(module, args, kwargs):
-    return tuple(module._program._nested.flatten_call(args, kwargs)), {}
+def _bind_positional(module, args, kwargs):
+    """The user inputs in order, for a program whose call form is not its example's (loaded,
+    or a forward with ``*args``/``**kwargs``): nested arguments flattened as captured, keyword
+    arguments by input name, the example's constant keywords guarded."""
+    program = module._program
+    if program._nested is not None:
+        return tuple(program._nested.flatten_call(args, kwargs)), {}
+    names = list(program.graph_signature.user_inputs)
+    values, kwargs = list(args), dict(kwargs)
+    if len(values) > len(names):
+        raise TypeError(f"forward() takes {len(names)} inputs but {len(values)} were given")
+    for name in names[len(values) :]:
+        if name not in kwargs:
+            raise TypeError(f"forward() missing the input '{name}'")
+        values.append(kwargs.pop(name))
+    example = program.example_inputs[1] if program.example_inputs else {}
+    for name in sorted(kwargs):
+        if name not in example or isinstance(example[name], _ember().Tensor):
+            raise TypeError(f"forward() got unexpected inputs {sorted(kwargs)}")
+        if kwargs[name] != example[name]:
+            raise _guard_failed(f"{name} == {example[name]!r}")
+    return tuple(values), {}
 
 
 class UnflattenedModule(ExportedModule):
