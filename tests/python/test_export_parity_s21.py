@@ -445,3 +445,37 @@ def test_module_of_a_forward_with_var_args_takes_its_call():
         m = lib.export.export(FnWithKwargs(), args, kwargs).module()
         out.append(m(*args, **kwargs))
     _close(out[0], out[1])
+
+
+def test_branch_decided_by_earlier_checks_as_torchs():
+    # exportdb's constrain_as_value_example: the checks bound u0, so `a < 6` holds statically
+    out = []
+    for lib in _libs():
+
+        class M(lib.nn.Module):
+            def forward(self, x, y):
+                a = x.item()
+                lib._check(a >= 0)
+                lib._check(a <= 5)
+                if a < 6:
+                    return y.sin()
+                return y.cos()
+
+        class Undecided(lib.nn.Module):
+            def forward(self, x, y):
+                a = x.item()
+                lib._check(a >= 0)
+                return y.sin() if a < 6 else y.cos()
+
+        y = lib.ones(2)
+        ep = lib.export.export(M(), (lib.tensor(4), y))
+        m = ep.module()
+        out.append(
+            (
+                _text(ep.graph_module.code),
+                float(m(lib.tensor(3), y).sum()),
+                _error(lambda: m(lib.tensor(7), y)),
+                _error(lambda: lib.export.export(Undecided(), (lib.tensor(4), y)))[1][:60],
+            )
+        )
+    assert out[0] == out[1]

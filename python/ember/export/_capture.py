@@ -155,6 +155,9 @@ class _InlineTracer(fx.Tracer):
     def to_bool(self, obj):
         from ._constraints import compare_sizes, equal_sizes, refine, specialized_dims, violation
 
+        outcome = _unbacked.implied(obj.node)  # decided by the checks before it
+        if outcome is not None:
+            return outcome
         error = _unbacked.guard_error(obj.node)
         if error is not None:
             raise error
