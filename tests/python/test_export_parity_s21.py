@@ -479,3 +479,26 @@ def test_branch_decided_by_earlier_checks_as_torchs():
             )
         )
     assert out[0] == out[1]
+
+
+def test_dict_outputs_as_torchs(tmp_path):
+    # exportdb's dictionary example: a dict result is flattened and rebuilt by the module
+    out = []
+    for lib in _libs():
+
+        class Dictionary(lib.nn.Module):
+            def forward(self, x, y):
+                elements = {"x2": x * x}
+                return {"y": y * elements["x2"], "z": (x + 1, [x - 1])}
+
+        x, y = lib.arange(6.0).reshape(3, 2), lib.tensor(4)
+        ep = lib.export.export(Dictionary(), (x, y))
+        path = str(tmp_path / f"{lib.__name__}.pt2")
+        lib.export.save(ep, path)
+        for prog in (ep, lib.export.load(path)):
+            got = prog.module()(x, y)
+            out.append((list(got), got["y"], got["z"][0], got["z"][1][0]))
+    for a, b in zip(out[:2], out[2:]):
+        assert a[0] == b[0]
+        for t, u in zip(a[1:], b[1:]):
+            _close(t, u)

@@ -28,7 +28,8 @@ through a temporary file, fsync and rename). Its root is a dict:
   positional arguments: null, bool, int, float, str, lists, or ``{"ref": name}`` (an input or an
   earlier node), ``{"slice": [start, stop, step]}``, ``{"ellipsis": null}``, ``{"dtype": name}``;
 - ``outputs``: references to the output tensors; ``output_structure``: how Python nests them
-  (null for one tensor, else ``["tuple" | "list", [child, ...]]``);
+  (null for one tensor, else ``["tuple" | "list", [child, ...]]`` or
+  ``["dict", [[key, child], ...]]``);
 - ``dims``: Dim name -> [min, max] (max -1: unbounded).
 
 Loading validates all of it (in C++, for Python and C++ alike): the container (magic, version,

@@ -190,7 +190,7 @@ def _call_form(program):
 def _unlifted_graph(program, leaf_names, guards_node=True):
     """The program's graph with state read by get_attr, the argument leaves as placeholders,
     the guards called first, updated buffers copied back and only the user outputs returned."""
-    from ..utils import _pytree
+    from .exported_program import tree_flatten
 
     ember = _ember()
     sig = program.graph_signature
@@ -229,7 +229,7 @@ def _unlifted_graph(program, leaf_names, guards_node=True):
             continue
         env[node] = new.node_copy(node, lambda m: env[m])
     outputs = out_node.args[0] if out_node is not None else ()
-    outputs = _pytree.tree_leaves(outputs, is_leaf=lambda v: isinstance(v, fx.Node))
+    outputs = tree_flatten(outputs)[0]  # (fx's immutable containers are dicts and lists)
     user_outputs = []
     for spec, value in zip(sig.output_specs, outputs):
         if spec.kind == OutputKind.BUFFER_MUTATION:

@@ -13,8 +13,16 @@ __all__ = ["ExportedProgram"]
 def tree_flatten(value):
     """tree_flatten(value) -> (list, spec)
 
-    The leaves of nested tuples and lists, and the structure (None for a leaf, else
-    ("tuple" | "list", [child specs])) that tree_unflatten rebuilds it from."""
+    The leaves of nested tuples, lists and dicts (by string keys), and the structure (None for
+    a leaf, ("tuple" | "list", [child specs]), or ("dict", [[key, child spec], ...])) that
+    tree_unflatten rebuilds it from."""
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        leaves, children = [], []
+        for key, item in value.items():
+            sub, spec = tree_flatten(item)
+            leaves += sub
+            children.append([key, spec])
+        return leaves, ("dict", children)
     if isinstance(value, (tuple, list)):
         leaves, children = [], []
         for item in value:
@@ -35,6 +43,8 @@ def tree_unflatten(spec, leaves):
         if s is None:
             return next(it)
         kind, children = s
+        if kind == "dict":
+            return {key: build(c) for key, c in children}
         items = [build(c) for c in children]
         return tuple(items) if kind == "tuple" else items
 
@@ -48,8 +58,13 @@ def _check_spec(spec, depth=0):
     if depth > 64 or not isinstance(spec, (tuple, list)) or len(spec) != 2:
         raise RuntimeError("ember.export.load: invalid output_structure")
     kind, children = spec
-    if kind not in ("tuple", "list") or not isinstance(children, (tuple, list)):
+    if kind not in ("tuple", "list", "dict") or not isinstance(children, (tuple, list)):
         raise RuntimeError("ember.export.load: invalid output_structure")
+    if kind == "dict":
+        if not all(isinstance(c, (tuple, list)) and len(c) == 2 and isinstance(c[0], str)
+                   for c in children):  # fmt: skip
+            raise RuntimeError("ember.export.load: invalid output_structure")
+        children = [c for _, c in children]
     return sum(_check_spec(c, depth + 1) for c in children)
 
 
