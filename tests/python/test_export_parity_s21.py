@@ -502,3 +502,26 @@ def test_dict_outputs_as_torchs(tmp_path):
         assert a[0] == b[0]
         for t, u in zip(a[1:], b[1:]):
             _close(t, u)
+
+
+def test_user_input_mutation_as_torchs():
+    # exportdb's user_input_mutation
+    out = []
+    for lib in _libs():
+
+        class UserInputMutation(lib.nn.Module):
+            def forward(self, x):
+                x.mul_(2)
+                return x.cos()
+
+        ep = lib.export.export(UserInputMutation(), (lib.ones(3, 2),))
+        results = []
+        for prog in (ep, ep.run_decompositions()):
+            x = lib.arange(6.0).reshape(3, 2)
+            results += [prog.module()(x), x]
+        dec = ep.run_decompositions().graph_signature
+        specs = [(s.kind.name, s.arg.name, s.target) for s in dec.output_specs]
+        out.append((results, specs))
+    assert out[0][1] == out[1][1]
+    for a, b in zip(out[0][0], out[1][0]):
+        _close(a, b)

@@ -604,14 +604,12 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
         if mutated is not None and isinstance(mutated, fx.Node):
             base = env[mutated]
             buffer = buffer_of.get(base) if isinstance(base, fx.Node) else None
-            if buffer is None and isinstance(base, fx.Node) and base.op == "placeholder":
-                raise RuntimeError(
-                    f"ember.export: '{_ops.target_name(node.target)}' updates the input "
-                    f"'{base.name}' in place; exported programs are functional (clone it first)"
-                )
+            if buffer is None and base in user_nodes.values():
+                buffer = base.name  # x.mul_(2) on a user input: updated in place, as torch's
         if buffer is not None:
-            # torch's training IR keeps a buffer's update in place (add_ on b_seen);
-            # run_decompositions makes it a BUFFER_MUTATION output (_functionalize.py)
+            # torch's training IR keeps a buffer's (or user input's) update in place (add_ on
+            # b_seen); run_decompositions makes it a BUFFER_MUTATION (USER_INPUT_MUTATION)
+            # output (_functionalize.py)
             in_place = getattr(Tensor, node.target) if node.op == "call_method" else target
             env[node] = call_in_place(in_place, args, dict(new_arg(dict(node.kwargs))))
             return
@@ -700,7 +698,8 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
         new.meta["export_in_place"] = True
 
         def copy(n):
-            return vals[n].clone() if n in buffer_of else vals[n]
+            mutable = n in buffer_of or n in user_nodes.values()
+            return vals[n].clone() if mutable else vals[n]
 
         with ember.no_grad():
             new.meta["val"] = target(*fx.map_arg(args, copy), **fx.map_arg(kwargs, copy))

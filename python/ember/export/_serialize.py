@@ -126,11 +126,16 @@ def _program_dict(ep):
             for k, (lo, hi) in ep._range_constraints.items()
         },
     }
-    mutated = [s for s in ep.graph_signature.output_specs if s.kind == OutputKind.BUFFER_MUTATION]
+    specs = ep.graph_signature.output_specs
+    mutated = [s for s in specs if s.kind == OutputKind.BUFFER_MUTATION]
+    # a user input's new value is not kept: the runtime does not write into its inputs
+    root["outputs"] = [
+        o for s, o in zip(specs, outputs) if s.kind != OutputKind.USER_INPUT_MUTATION
+    ]
     if mutated:
         # buffers_to_mutate: the graph returns their new values first; the file keeps the user
         # outputs in "outputs" and the updates apart (the runtime writes them back after a run)
-        root["outputs"] = outputs[len(mutated) :]
+        root["outputs"] = root["outputs"][len(mutated) :]
         root["mutations"] = [{"target": s.target, "value": out} for s, out in zip(mutated, outputs)]
         root["version"] = VERSION_MUTATIONS
     return root

@@ -232,8 +232,9 @@ def _unlifted_graph(program, leaf_names, guards_node=True):
     outputs = tree_flatten(outputs)[0]  # (fx's immutable containers are dicts and lists)
     user_outputs = []
     for spec, value in zip(sig.output_specs, outputs):
-        if spec.kind == OutputKind.BUFFER_MUTATION:
-            target = next(n for n in new.nodes if n.op == "get_attr" and n.target == spec.target)
+        if spec.kind in (OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION):
+            op = "get_attr" if spec.kind == OutputKind.BUFFER_MUTATION else "placeholder"
+            target = next(n for n in new.nodes if n.op == op and n.target == spec.target)
             # the new value without its autograd history: a buffer never requires grad (the
             # old module copied under no_grad; torch's running statistics carry no grad)
             fresh = new.call_function(ember.ops.aten.detach.default, (env[value],))

@@ -327,6 +327,7 @@ class ExportedProgram:
         )
         _aten_names.from_runtime(new)  # printed as torch's ATen overloads, run as runtime ops
         new.lint()
+        signature = _outputs_named(new, signature)
         return self._with_graph(new, decomposed=True, signature=signature, constants=constants)
 
     def _with_graph(self, graph, decomposed, signature=None, constants=None):
@@ -422,6 +423,22 @@ class ExportedProgram:
 
 
 CallSpec = collections.namedtuple("CallSpec", ["in_spec", "out_spec"])
+
+
+def _outputs_named(graph, signature):
+    """``signature`` with each output spec naming the node ``graph`` returns in its place (the
+    graph's nodes were made anew, some under other names)."""
+    from .graph_signature import ExportGraphSignature, OutputSpec, TensorArgument
+
+    out = next(n for n in graph.nodes if n.op == "output")
+    items = tree_flatten(out.args[0])[0]
+    if len(items) != len(signature.output_specs):
+        return signature
+    specs = [
+        OutputSpec(s.kind, TensorArgument(n.name), s.target) if isinstance(n, fx.Node) else s
+        for s, n in zip(signature.output_specs, items)
+    ]
+    return ExportGraphSignature(list(signature.input_specs), specs)
 
 
 def _get_by_name(module, qualname):
