@@ -525,3 +525,31 @@ def test_user_input_mutation_as_torchs():
     assert out[0][1] == out[1][1]
     for a, b in zip(out[0][0], out[1][0]):
         _close(a, b)
+
+
+def test_round_of_a_dynamic_size_stays_symbolic():
+    # exportdb's dynamic_shape_round (with Dim.AUTO, which torch exports)
+    out = []
+    for lib in _libs():
+
+        class DynamicShapeRound(lib.nn.Module):
+            def forward(self, x):
+                return x[: round(x.shape[0] / 2)]
+
+        Dim = lib.export.Dim
+        ep = lib.export.export(
+            DynamicShapeRound(), (lib.ones(6, 2),), dynamic_shapes={"x": {0: Dim.AUTO}}
+        )
+        out.append([tuple(ep.module()(lib.ones(n, 2)).shape) for n in (3, 9, 10)])
+    assert out[0] == out[1]
+
+
+def test_exportdb_support_level_imports():
+    from ember._export.db.case import SupportLevel
+
+    torch = _torch()
+    from torch._export.db.case import SupportLevel as TorchSupportLevel
+
+    assert [(m.name, m.value) for m in SupportLevel] == [
+        (m.name, m.value) for m in TorchSupportLevel
+    ]

@@ -80,6 +80,11 @@ class _ValueProxy(fx.Proxy):
                 return lambda: self.tracer.create_proxy("call_method", "item", (self,), {})
         return super().__getattr__(k)
 
+    def __round__(self, ndigits=None):
+        # round(x.shape[0] / 2): a graph value, as torch's symbolic round (``round(truediv,
+        # None)``)
+        return self.tracer.create_proxy("call_function", builtins.round, (self, ndigits), {})
+
     def _size_by_data(self, dim):
         shape = _unbacked.shape_of(self)
         if shape is None:  # computed from a result sized by data: traced as read
