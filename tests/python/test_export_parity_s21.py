@@ -547,7 +547,7 @@ def test_round_of_a_dynamic_size_stays_symbolic():
 def test_exportdb_support_level_imports():
     from ember._export.db.case import SupportLevel
 
-    torch = _torch()
+    _torch()
     from torch._export.db.case import SupportLevel as TorchSupportLevel
 
     assert [(m.name, m.value) for m in SupportLevel] == [
