@@ -109,7 +109,7 @@ def _forward_line(ep):
 
 
 def test_offset_between_auto_dims_is_torchs_derived_symbol():
-    lines, ranges, errors = [], [], []
+    lines, ranges, errors, printed = [], [], [], []
     for lib in _libs():
         Dim = lib.export.Dim
         ep = lib.export.export(
@@ -118,12 +118,14 @@ def test_offset_between_auto_dims_is_torchs_derived_symbol():
             dynamic_shapes={"x": {0: Dim.AUTO}, "y": {0: Dim.AUTO}},
         )
         lines.append(_forward_line(ep))
+        printed.append(_text(str(ep)))
         ranges.append(sorted((str(k), repr(v)) for k, v in ep.range_constraints.items()))
         m = ep.module()
         _close(m(lib.ones(9, 2), lib.ones(8, 2)), lib.full((8, 2), 2.0))
         errors.append(_error(lambda: m(lib.ones(9, 2), lib.ones(7, 2))))
     assert lines[0] == lines[1] == 'def forward(self, x: "f32[s17 + 1, 2]", y: "f32[s17, 2]"):'
     assert ranges[0] == ranges[1]
+    assert printed[0] == printed[1]  # the slice's size too (s17), and the ranges' order
     assert errors[0] == errors[1]
 
 

@@ -146,10 +146,12 @@ class ExportedProgram:
         from ._symbols import Symbol, ValueRanges
 
         names = self._dim_symbols()
-        return {
-            Symbol(names.get(k, k)): ValueRanges(lo, hi)
-            for k, (lo, hi) in self._range_constraints.items()
-        }
+        # in the order the inputs' dims first read them, as torch's (x: s17 + 1 before y: s17)
+        seen = [d for shape in self._input_shapes.values() for d in shape if isinstance(d, str)]
+        keys = sorted(
+            self._range_constraints, key=lambda k: seen.index(k) if k in seen else len(seen)
+        )
+        return {Symbol(names.get(k, k)): ValueRanges(*self._range_constraints[k]) for k in keys}
 
     def _dim_symbols(self):
         """{Dim name: torch's symbol expression} of the program's dynamic dims."""
