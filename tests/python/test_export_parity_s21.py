@@ -523,8 +523,9 @@ def test_user_input_mutation_as_torchs():
             results += [prog.module()(x), x]
         dec = ep.run_decompositions().graph_signature
         specs = [(s.kind.name, s.arg.name, s.target) for s in dec.output_specs]
-        out.append((results, specs))
+        out.append((results, specs, _text(ep.graph_module.code)))
     assert out[0][1] == out[1][1]
+    assert out[0][2] == out[1][2]  # later reads read mul_, as torch's graph
     for a, b in zip(out[0][0], out[1][0]):
         _close(a, b)
 

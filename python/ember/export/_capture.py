@@ -617,6 +617,7 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
             # output (_functionalize.py)
             in_place = getattr(Tensor, node.target) if node.op == "call_method" else target
             env[node] = call_in_place(in_place, args, dict(new_arg(dict(node.kwargs))))
+            read_update(mutated, env[node], env)  # later reads read add_, as torch's graphs
             return
         if _training_batch_norm(target, args, kwargs):
             env[node] = _in_place_batch_norm(args, kwargs, call_in_place, buffer_of)
