@@ -19,7 +19,8 @@
 //             the exporter).
 //   outputs   [arg]: the graph's outputs (references to tensors).
 //   output_structure  how Python nests the outputs: null (one tensor) or
-//             ["tuple" | "list", [child structure, ...]] (C++ returns them flat)
+//             ["tuple" | "list", [child structure, ...]] or ["dict", [[key, child], ...]]
+//             (C++ returns them flat)
 //   dims      {name: [min, max]}: the dynamic dims (max -1: unbounded).
 //   mutations [{target, value}] (optional): buffers_to_mutate, the buffer's state name and a
 //             reference to its new value, copied into the buffer after the outputs are computed.

@@ -8,8 +8,10 @@ break the graph."""
 import types
 
 from .cond import cond, cond_op
+from .map import map  # noqa: A004 (torch's name; the submodule stays importable by path)
+from .while_loop import while_loop
 
-__all__ = ["cond", "namespace"]
+__all__ = ["cond", "map", "while_loop", "namespace"]
 
 # ``ember.ops.higher_order``: what exported graphs call (``ember.ops.higher_order.cond``)
 namespace = types.ModuleType("ember.ops.higher_order")

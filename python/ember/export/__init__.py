@@ -28,7 +28,8 @@ through a temporary file, fsync and rename). Its root is a dict:
   positional arguments: null, bool, int, float, str, lists, or ``{"ref": name}`` (an input or an
   earlier node), ``{"slice": [start, stop, step]}``, ``{"ellipsis": null}``, ``{"dtype": name}``;
 - ``outputs``: references to the output tensors; ``output_structure``: how Python nests them
-  (null for one tensor, else ``["tuple" | "list", [child, ...]]``);
+  (null for one tensor, else ``["tuple" | "list", [child, ...]]`` or
+  ``["dict", [[key, child], ...]]``);
 - ``dims``: Dim name -> [min, max] (max -1: unbounded).
 
 Loading validates all of it (in C++, for Python and C++ alike): the container (magic, version,
@@ -135,6 +136,7 @@ def _export_callable(mod, args, kwargs=None, *, dynamic_shapes=None):
         example_inputs=parts["example_inputs"],
     )
     ep._nested = nested
+    ep._size_guards = parts["size_guards"]
     ep._model = model  # unflatten exports its submodules on their own
     return ep
 
@@ -179,12 +181,12 @@ def unflatten(module, flat_args_adapter=None):
     (a submodule that cannot be exported alone, or a loaded program's, only holds state)."""
     import sys
 
-    from .exported_program import _UnflattenedModule
+    from ._unlift import UnflattenedModule
 
     ember = sys.modules["ember"]
     if not isinstance(module, ExportedProgram):
         raise TypeError(f"unflatten: expected an ExportedProgram; got {type(module).__name__}")
-    root = _UnflattenedModule(module)
+    root = UnflattenedModule(module)
     model = getattr(module, "_model", None)
     if isinstance(model, ember.nn.Module) and module.example_inputs is not None:
         _callable_submodules(root, model, module.example_inputs)
@@ -196,7 +198,8 @@ def _callable_submodules(root, model, example):
     exported on the inputs it got in one eager run of ``model`` (buffers restored after)."""
     import sys
 
-    from .exported_program import _get_by_name, _UnflattenedModule
+    from ._unlift import InterpreterModule
+    from .exported_program import _get_by_name
 
     ember = sys.modules["ember"]
     names = {id(m): n for n, m in model.named_modules() if n}
@@ -229,10 +232,9 @@ def _callable_submodules(root, model, example):
             continue
         sub_model = _get_by_name(model, name)
         try:
-            sub = _export_callable(sub_model, *seen[name]).module()
+            sub = InterpreterModule(_export_callable(sub_model, *seen[name]))
         except Exception:  # noqa: BLE001 (not exportable alone: it keeps holding the state)
             continue
-        sub.__class__ = _UnflattenedModule
         held = parent._modules.get(leaf)  # a container of the submodule's state, if any
         for k, v in held._modules.items() if held is not None else ():
             if k not in sub._modules:

@@ -19,7 +19,7 @@ import sys
 
 from . import _factories, _rnn, _to_ops, _writes
 
-__all__ = ["rename", "to_runtime", "install", "overload_of", "eager_call"]
+__all__ = ["rename", "from_runtime", "to_runtime", "install", "overload_of", "eager_call"]
 
 
 def _ember():
@@ -791,6 +791,30 @@ def rename(graph):
         node.args, node.kwargs = tuple(aargs), akwargs
     _to_ops.rewrite(graph)
     _rename_nodes(graph)
+
+
+def from_runtime(graph):
+    """Names each call of a runtime op in ``graph`` (a decomposed or loaded program) by its ATen
+    overload with torch's arguments, in place, as torch prints such programs; the runtime op
+    is still what runs it (the overload's call maps back through ``to_runtime``) and what save
+    writes. Calls whose overload depends on what the table cannot tell stay as they are."""
+    for node in graph.nodes:
+        op = getattr(node.target, "_export_op", None) if node.op == "call_function" else None
+        entry = _TABLE.get(op)
+        if entry is None or node.kwargs:
+            continue
+        args = list(node.args)
+        try:
+            ov = entry.choose(args)
+            if ov is None:
+                continue
+            aargs, akwargs = _trim(_schema(ov), entry.fwd(ov, args))
+            back = to_runtime(overload_of(ov), aargs, akwargs)
+        except Exception:  # noqa: BLE001 (an argument form the table does not map: keep it)
+            continue
+        if back is None or back[0] != op or list(back[1]) != args:
+            continue  # only a rename that maps back to the very same runtime call
+        node.target, node.args, node.kwargs = overload_of(ov), tuple(aargs), akwargs
 
 
 def _in_place_of(overload):

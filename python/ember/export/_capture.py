@@ -80,6 +80,11 @@ class _ValueProxy(fx.Proxy):
                 return lambda: self.tracer.create_proxy("call_method", "item", (self,), {})
         return super().__getattr__(k)
 
+    def __round__(self, ndigits=None):
+        # round(x.shape[0] / 2): a graph value, as torch's symbolic round (``round(truediv,
+        # None)``)
+        return self.tracer.create_proxy("call_function", builtins.round, (self, ndigits), {})
+
     def _size_by_data(self, dim):
         shape = _unbacked.shape_of(self)
         if shape is None:  # computed from a result sized by data: traced as read
@@ -113,6 +118,7 @@ class _InlineTracer(fx.Tracer):
         self._examples = examples
         self._dynamic = dynamic  # {input name: {dim: Dim}}
         self._all_dynamic = all_dynamic  # tracing a composite inside a dynamic export
+        self.size_guards = []  # _constraints.SizeGuard: relations of input sizes branched on
 
     def is_leaf_module(self, m, module_qualified_name):
         return False
@@ -152,8 +158,11 @@ class _InlineTracer(fx.Tracer):
         return _factories.records(func, kwargs)  # torch.zeros(n, 4) in forward: a graph node
 
     def to_bool(self, obj):
-        from ._constraints import equal_sizes, refine, specialized_dims, violation
+        from ._constraints import compare_sizes, equal_sizes, refine, specialized_dims, violation
 
+        outcome = _unbacked.implied(obj.node)  # decided by the checks before it
+        if outcome is not None:
+            return outcome
         error = _unbacked.guard_error(obj.node)
         if error is not None:
             raise error
@@ -161,6 +170,11 @@ class _InlineTracer(fx.Tracer):
         outcome = equal_sizes(obj.node, found, self._examples) if found else None
         if outcome is None and found:
             outcome = refine(obj.node, found, self._examples)
+        if outcome is None and found:
+            compared = compare_sizes(obj.node, found, self._examples)
+            if compared is not None:
+                outcome, guard = compared
+                self.size_guards.append(guard)
         if outcome is not None:
             return outcome
         if found:
@@ -362,6 +376,7 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
     if error is not None:
         raise error
     _check_buffer_updates_recorded(parts, getattr(tracer, "changed_buffers", []))
+    parts["size_guards"] = tracer.size_guards
     return parts
 
 
@@ -594,16 +609,15 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
         if mutated is not None and isinstance(mutated, fx.Node):
             base = env[mutated]
             buffer = buffer_of.get(base) if isinstance(base, fx.Node) else None
-            if buffer is None and isinstance(base, fx.Node) and base.op == "placeholder":
-                raise RuntimeError(
-                    f"ember.export: '{_ops.target_name(node.target)}' updates the input "
-                    f"'{base.name}' in place; exported programs are functional (clone it first)"
-                )
+            if buffer is None and base in user_nodes.values():
+                buffer = base.name  # x.mul_(2) on a user input: updated in place, as torch's
         if buffer is not None:
-            # torch's training IR keeps a buffer's update in place (add_ on b_seen);
-            # run_decompositions makes it a BUFFER_MUTATION output (_functionalize.py)
+            # torch's training IR keeps a buffer's (or user input's) update in place (add_ on
+            # b_seen); run_decompositions makes it a BUFFER_MUTATION (USER_INPUT_MUTATION)
+            # output (_functionalize.py)
             in_place = getattr(Tensor, node.target) if node.op == "call_method" else target
             env[node] = call_in_place(in_place, args, dict(new_arg(dict(node.kwargs))))
+            read_update(mutated, env[node], env)  # later reads read add_, as torch's graphs
             return
         if _training_batch_norm(target, args, kwargs):
             env[node] = _in_place_batch_norm(args, kwargs, call_in_place, buffer_of)
@@ -690,7 +704,8 @@ def _lift(model, root, graph, user_tensors, concrete, dims, example_inputs):
         new.meta["export_in_place"] = True
 
         def copy(n):
-            return vals[n].clone() if n in buffer_of else vals[n]
+            mutable = n in buffer_of or n in user_nodes.values()
+            return vals[n].clone() if mutable else vals[n]
 
         with ember.no_grad():
             new.meta["val"] = target(*fx.map_arg(args, copy), **fx.map_arg(kwargs, copy))

@@ -125,13 +125,18 @@ def refine(node, found, examples, holds=None):
     if getattr(dim, "auto", False):
         dim.min, dim.max = lo, hi
         return outcome
+    raise _range_error(name, d, dim, lo, hi)
+
+
+def _range_error(name, d, dim, lo, hi):
+    """torch's UserError for a named Dim whose range is wider than a guard allows."""
     where = f"L['{name}'].size()[{d}]"
     top = "IntInfinity()" if hi >= (1 << 62) else hi
     given = [f"{dim.__name__} >= {dim.min}" if dim.min > 2 else "",
              f"{dim.__name__} <= {dim.max}" if dim.max < (1 << 62) else ""]  # fmt: skip
     given = " and ".join(g for g in given if g)
     fix = "".join([f", min={lo}" if lo != 2 else "", f", max={hi}" if hi < (1 << 62) else ""])
-    raise UserError(
+    return UserError(
         f"Constraints violated ({dim.__name__})! For more information, run with "
         'TORCH_LOGS="+dynamic".\n'
         f"  - Not all values of {dim.__name__} = {where} in the specified range "
@@ -169,6 +174,70 @@ def equal_sizes(node, found, examples):
     first.min, first.max = max(first.min, second.min), min(first.max, second.max)
     first.auto = first.auto and second.auto
     raise TiedDims(first, (name, d))
+
+
+_UNBOUNDED = 1 << 62  # a max at or above this is no bound (Dim's max is 2**63 - 1)
+
+_NEGATED = {operator.eq: operator.ne, operator.lt: operator.ge, operator.gt: operator.le}
+_NEGATED.update({v: k for k, v in _NEGATED.items()})
+_SYMBOL = {operator.eq: "==", operator.ne: "!=", operator.lt: "<", operator.le: "<=",
+           operator.gt: ">", operator.ge: ">="}  # fmt: skip
+
+
+class SizeGuard:
+    """SizeGuard(op, a, b): the relation ``a OP b`` between two input sizes ((input, dim) each)
+    that a branch of the exported code took; ``ep.module()`` checks it (torch's guard)."""
+
+    def __init__(self, op, a, b):
+        self.op, self.a, self.b = op, a, b
+
+    def __str__(self):
+        (x, i), (y, j) = self.a, self.b
+        return f"{x}.size()[{i}] {_SYMBOL[self.op]} {y}.size()[{j}]"
+
+    def check(self, values):
+        (x, i), (y, j) = self.a, self.b
+        if not self.op(values[x].size(i), values[y].size(j)):
+            raise AssertionError(f"Guard failed: {self}")
+
+
+def compare_sizes(node, found, examples):
+    """``(outcome, SizeGuard)`` for a comparison of two sizes of different dynamic dims (``if
+    x.shape[0] > y.shape[0]:``), as torch's export keeps it: both stay symbolic and the branch
+    the examples take is guarded; None for any other condition. Two named Dims compared equal
+    that are equal in the examples raise torch's UserError (they must be one Dim)."""
+    if node.op != "call_function" or node.target not in _SYMBOL or len(node.args) != 2:
+        return None
+    reads = [_size_read(a) if hasattr(a, "op") else None for a in node.args]
+    if len(found) != 2 or None in reads or found[0][2] is found[1][2]:
+        return None
+    order = list(examples)
+    (pa, da), (pb, db) = reads
+    sa, sb = examples[pa.target].size(da), examples[pb.target].size(db)
+    op, outcome = node.target, node.target(sa, sb)
+    if (order.index(pa.target), da) > (order.index(pb.target), db):  # torch prints x first
+        op, pa, da, pb, db, sa, sb = _SWAPPED.get(op, op), pb, db, pa, da, sb, sa
+    named = not any(getattr(dim, "hinted", False) for _, _, dim, _ in found)
+    if named and op in (operator.eq, operator.ne) and sa == sb:
+        dims = {(n, d): dim for n, d, dim, _ in found}
+        first, second = dims[(pa.target, da)].__name__, dims[(pb.target, db)].__name__
+        raise UserError(
+            f"Constraints violated ({second})! For more information, run with "
+            f'TORCH_LOGS="+dynamic".\n  - The values of {second} = L[\'{pb.target}\'].size()'
+            f"[{db}] and {first} = L['{pa.target}'].size()[{da}] must always be equal.\n"
+            f"Suggested fixes:\n  {second} = {first}"
+        )
+    holds = op(sa, sb)
+    guard = SizeGuard(op if holds else _NEGATED[op], (pa.target, da), (pb.target, db))
+    dims = {(n, d): dim for n, d, dim, _ in found}
+    if guard.op in (operator.lt, operator.gt):  # x > y >= 2: x >= 3, as torch's ranges
+        (bp, bd), small = ((pb, db), (pa, da)) if guard.op is operator.lt else ((pa, da), (pb, db))
+        big, lo = dims[(bp.target, bd)], max(dims[(small[0].target, small[1])].min, 2) + 1
+        if getattr(big, "hinted", False):
+            big.min = max(big.min, lo)
+        elif big.min < lo:
+            raise _range_error(bp.target, bd, big, lo, big.max)
+    return outcome, guard
 
 
 def violation(found, line):
@@ -280,18 +349,21 @@ def op_specialized(parts, dims, user_tensors):
         return _runs(parts, inputs)
 
     all_run = probe(list(sizes))
-    peers = {}  # (example size, probed size) -> plain roots: only these can be tied equal
+    # plain roots probed by one step (+1 or -1): only these can be tied, equal or at an offset
+    # (``x[1:] + y``: x's size is y's + 1)
+    peers, example = {}, {}
     for key, (root, where) in groups.items():
         if key in sizes and all(dim is root for _, _, dim in where):
             name, d, _ = where[0]
-            peers.setdefault((user_tensors[name].size(d), sizes[key]), []).append(key)
+            example[key] = user_tensors[name].size(d)
+            peers.setdefault(sizes[key] - example[key], []).append(key)
     tied_keys = {key for keys in peers.values() if len(keys) > 1 for key in keys}
     failed = [key for key in sizes if (not all_run or key in tied_keys) and not probe([key])]
     if all_run and not failed:
         return None
     classes = _tied(peers, failed, probe)
     shapes, ranges = parts["input_shapes"], parts["range_constraints"]
-    error = _merge(classes, groups, shapes, ranges)
+    error = _merge(classes, groups, shapes, ranges, example)
     if error is not None:
         return error
     tied = {key for keys in classes for key in keys}
@@ -337,37 +409,59 @@ def _tied(peers, failed, probe):
     return classes
 
 
-def _merge(classes, groups, shapes, ranges):
-    """Roots tied equal become one, as torch's: a ``Dim.AUTO``/``Dim.DYNAMIC`` takes the class's
-    first named Dim (else its first Dim), the ranges intersected; two named Dims raise torch's
-    UserError."""
+def _merge(classes, groups, shapes, ranges, example):
+    """Roots tied by an op become one, as torch's: in a class of equal sizes a ``Dim.AUTO``/
+    ``Dim.DYNAMIC`` takes the class's first named Dim (else its first Dim); a size at an offset
+    from the class's smallest becomes that root plus the offset (``s17 + 1``); the ranges are
+    intersected. Two named Dims raise torch's UserError."""
     problems = []
     for keys in classes:
         dims = [groups[key][0] for key in keys]
         named = [dim for dim in dims if not getattr(dim, "hinted", False)]
-        kept = named[0] if named else dims[0]
-        for dim in named[1:]:
-            problems.append((dim, groups[dim.__name__][1][0], kept, groups[kept.__name__][1][0]))
+        smallest = min(example[key] for key in keys)
+        lowest = [dim for dim in dims if example[dim.__name__] == smallest]
+        kept = next((dim for dim in named if dim in lowest), lowest[0])
+        for dim in named:
+            if dim is not kept:
+                problems.append((dim, kept, example[dim.__name__] - smallest))
         if len(named) > 1:
             continue
         lo, hi = ranges.get(kept.__name__, (kept.min, kept.max))
+        shifted = {}
         for dim in dims:
             if dim is kept:
                 continue
+            b = example[dim.__name__] - smallest
             dlo, dhi = ranges.pop(dim.__name__, (dim.min, dim.max))
-            lo, hi = max(lo, dlo), min(hi, dhi)
+            lo, hi = max(lo, dlo - b), min(hi, dhi - b if dhi < _UNBOUNDED else dhi)
+            name = kept.__name__ if b == 0 else f"{kept.__name__} + {b}"
+            if b:
+                shifted[name] = b
             for n, dims_of in shapes.items():
-                shapes[n] = [kept.__name__ if s == dim.__name__ else s for s in dims_of]
+                shapes[n] = [name if s == dim.__name__ else s for s in dims_of]
         ranges[kept.__name__] = (lo, hi)
+        for name, b in shifted.items():
+            ranges[name] = (lo + b, hi + b if hi < _UNBOUNDED else hi)
     if not problems:
         return None
-    names = sorted({dim.__name__ for dim, _, _, _ in problems})
+    names = sorted({dim.__name__ for dim, _, _ in problems})
     lines = [f"Constraints violated ({', '.join(names)})! For more information, run with "
              'TORCH_LOGS="+dynamic".']  # fmt: skip
-    for dim, (name, d, _), kept, (kname, kd, _) in problems:
-        lines.append(
-            f"  - The values of {dim.__name__} = L['{name}'].size()[{d}] and {kept.__name__} = "
-            f"L['{kname}'].size()[{kd}] must always be equal."
+    fixes = []
+    for dim, kept, b in problems:
+        (name, d, _), (kname, kd, _) = groups[dim.__name__][1][0], groups[kept.__name__][1][0]
+        this, other = (
+            f"{dim.__name__} = L['{name}'].size()[{d}]",
+            f"{kept.__name__} = L['{kname}'].size()[{kd}]",
         )
-    lines += ["Suggested fixes:", *(f"  {dim.__name__} = {kept.__name__}" for dim, *_ in problems)]
+        rel = kept.__name__ if b == 0 else f"{kept.__name__} + {b}"
+        if b == 0:
+            lines.append(f"  - The values of {this} and {other} must always be equal.")
+        else:
+            lines.append(
+                f"  - The values of {this} must always be related to the values of {other} by "
+                f"{dim.__name__} = {rel}."
+            )
+        fixes.append(f"  {dim.__name__} = {rel}")
+    lines += ["Suggested fixes:", *fixes]
     return UserError("\n".join(lines))

@@ -1,4 +1,5 @@
-"""run_decompositions' first step: buffers updated in place become BUFFER_MUTATION outputs.
+"""run_decompositions' first step: buffers (and user inputs) updated in place become
+BUFFER_MUTATION (USER_INPUT_MUTATION) outputs.
 
 As torch's training IR, a captured program keeps a buffer's update in place (``add_`` on
 ``b_seen``; a train-mode ``batch_norm`` updating its running statistics), and its signature
@@ -80,10 +81,16 @@ def functionalize(graph, signature):
 
     ember = _ember()
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
-    buffer_of = {
-        node: spec.target
+    buffer_of = {  # the tensors the program may update: buffers and user inputs
+        node: spec.target if spec.kind == InputKind.BUFFER else spec.arg.name
         for node, spec in zip(placeholders, signature.input_specs)
+        if spec.kind in (InputKind.BUFFER, InputKind.USER_INPUT)
+    }
+    kind_of = {
+        node: OutputKind.BUFFER_MUTATION
         if spec.kind == InputKind.BUFFER
+        else OutputKind.USER_INPUT_MUTATION
+        for node, spec in zip(placeholders, signature.input_specs)
     }
     if not any(
         _mutated_arg(n, buffer_of) is not None or _is_training_batch_norm(n, buffer_of)
@@ -107,11 +114,12 @@ def functionalize(graph, signature):
     for node in graph.nodes:
         if node.op == "output":
             items, _ = _flatten(fx.map_arg(node.args[0], lambda n: env[n]))
+            # torch's order: the buffers' updates, then the user inputs', each in input order
             order = [p for p in placeholders if p in latest]
+            order.sort(key=lambda p: kind_of[p] != OutputKind.BUFFER_MUTATION)
             new.output(tuple(latest[p] for p in order) + tuple(items))
             mutations = [
-                OutputSpec(OutputKind.BUFFER_MUTATION, TensorArgument(latest[p].name), buffer_of[p])
-                for p in order
+                OutputSpec(kind_of[p], TensorArgument(latest[p].name), buffer_of[p]) for p in order
             ]
             users = [  # the outputs' nodes have new names in the new graph
                 OutputSpec(spec.kind, TensorArgument(item.name), spec.target)

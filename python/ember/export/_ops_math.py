@@ -28,6 +28,8 @@ def _is_tensor(v):
     from .. import fx
 
     if isinstance(v, fx.Node):
+        if "val" not in v.meta:  # a loaded program's node (_serialize._returns_tensor)
+            return bool(v.meta.get("is_tensor"))
         v = v.meta.get("val")
     return isinstance(v, _ember().Tensor)
 

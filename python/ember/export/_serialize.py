@@ -8,7 +8,7 @@ import tempfile
 from .. import fx
 from ..nn import Module
 from ..serialization import _save_ember_format
-from . import _ops, _ops_flow, _to_ops
+from . import _aten_names, _ops, _ops_flow, _to_ops
 from ._cond import branch_program
 from .exported_program import ExportedProgram, _check_spec, tree_flatten, tree_unflatten
 from .graph_signature import (
@@ -126,11 +126,16 @@ def _program_dict(ep):
             for k, (lo, hi) in ep._range_constraints.items()
         },
     }
-    mutated = [s for s in ep.graph_signature.output_specs if s.kind == OutputKind.BUFFER_MUTATION]
+    specs = ep.graph_signature.output_specs
+    mutated = [s for s in specs if s.kind == OutputKind.BUFFER_MUTATION]
+    # a user input's new value is not kept: the runtime does not write into its inputs
+    root["outputs"] = [
+        o for s, o in zip(specs, outputs) if s.kind != OutputKind.USER_INPUT_MUTATION
+    ]
     if mutated:
         # buffers_to_mutate: the graph returns their new values first; the file keeps the user
         # outputs in "outputs" and the updates apart (the runtime writes them back after a run)
-        root["outputs"] = outputs[len(mutated) :]
+        root["outputs"] = root["outputs"][len(mutated) :]
         root["mutations"] = [{"target": s.target, "value": out} for s, out in zip(mutated, outputs)]
         root["version"] = VERSION_MUTATIONS
     return root
@@ -174,6 +179,11 @@ class _Encoder:
             if node.op == "call_function" and _to_ops.is_assert(node.target):
                 continue  # the runtime checks the inputs' dtypes, fixing this one's (_to_ops.py)
             op = getattr(node.target, "_export_op", None) if node.op == "call_function" else None
+            args = node.args
+            if op is None and node.op == "call_function":  # an ATen overload (from_runtime's)
+                mapped = _aten_names.to_runtime(node.target, node.args, dict(node.kwargs))
+                if mapped is not None:
+                    op, args = mapped
             if op is None or op not in self.runtime:
                 name = node.meta.get("source_target") or _ops.target_name(node.target)
                 why = node.meta.get("export_unsupported")
@@ -187,7 +197,7 @@ class _Encoder:
                 {
                     "name": node.name,
                     "op": op,
-                    "args": [_encode(a, f"node '{node.name}'") for a in node.args],
+                    "args": [_encode(a, f"node '{node.name}'") for a in args],
                 }
             )
         return nodes, outputs
@@ -325,6 +335,24 @@ def _decode(a, env, graphs=None):
     return a
 
 
+# runtime ops whose result is not one tensor (a number, sizes, or a list of tensors)
+_NOT_TENSOR = {"size", "sizes", "item", "_assert_scalar"}
+_TENSOR_LISTS = {"cond", "chunk", "split", "split_with_sizes", "unbind", "rnn_layer", "max_dim",
+                 "min_dim"}  # fmt: skip
+
+
+def _returns_tensor(op, args):
+    """Whether a loaded node's value is a tensor (what naming it by its ATen overload needs,
+    a loaded graph having no example values)."""
+    if op == "getitem":
+        first = args[0] if args else None
+        return bool(getattr(first, "meta", {}).get("is_tensor")) or (
+            getattr(first, "target", None) is not None
+            and getattr(first.target, "_export_op", None) in _TENSOR_LISTS
+        )
+    return op not in _NOT_TENSOR and op not in _TENSOR_LISTS
+
+
 def _build_nodes(graph, root, env, specs):
     """Adds the nodes of ``specs`` to ``graph``; cond branches become submodules of ``root``
     (``true_graph_0``, ``false_graph_0``, ... as torch names them)."""
@@ -350,6 +378,7 @@ def _build_nodes(graph, root, env, specs):
         node = graph.create_node(
             "call_function", getattr(_ops.ops, spec["op"]), args, {}, spec["name"]
         )
+        node.meta["is_tensor"] = _returns_tensor(spec["op"], args)
         env[spec["name"]] = node
 
 
@@ -387,6 +416,7 @@ def load(f, *, extra_files=None, expected_opset_version=None):
         env[spec["name"]] = node
         kind = _KINDS[spec["kind"]]
         node.meta["dtype"] = spec["dtype"]
+        node.meta["is_tensor"] = True
         if kind == InputKind.USER_INPUT:
             input_shapes[spec["name"]] = list(spec["shape"])
             input_specs.append(InputSpec(kind, TensorArgument(node.name), None))
@@ -409,6 +439,7 @@ def load(f, *, extra_files=None, expected_opset_version=None):
         )
     gm_root = Module()
     _build_nodes(graph, gm_root, env, root["nodes"])
+    _aten_names.from_runtime(graph)  # printed as torch's ATen overloads (as run_decompositions)
     outs = [_decode(o, env) for o in root["outputs"]]
     structure = root.get("output_structure")
     if _check_spec(structure) != len(outs):

@@ -66,7 +66,27 @@ def _reduced(node, shape, shapes):
     return out if len(out) == len(shape) else None
 
 
+def _offset_slice(node, shape, shapes):
+    """``x[k:]`` of a dim ``s17 + b`` (b >= k): ``s17 + (b - k)``, as torch's printed sizes."""
+    import re
+
+    y, d, start, end = (list(node.args) + [0, None, None])[:4]
+    if len(node.args) > 4 or not isinstance(start, int) or end not in (None, (1 << 63) - 1):
+        return None
+    out = list(shapes.get(y, ()))
+    d = d % len(shape) if out else 0
+    m = re.fullmatch(r"([a-z]\d+) \+ (\d+)", out[d]) if out and isinstance(out[d], str) else None
+    if m is None or int(m.group(2)) < start:
+        return None
+    left = int(m.group(2)) - start
+    out[d] = m.group(1) if left == 0 else f"{m.group(1)} + {left}"
+    return out
+
+
 def _sliced(node, shape, shapes, bounds):
+    offset = _offset_slice(node, shape, shapes)
+    if offset is not None:
+        return offset
     y, d, start, end = (list(node.args) + [0, None, None])[:4]
     if not (isinstance(end, type(node)) and "sym_expr" in end.meta and start in (None, 0)):
         return None

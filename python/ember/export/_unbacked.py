@@ -25,6 +25,7 @@ it (never the example's length folded in), and every such op gets that node with
 Tensor sizes computed from such a number print as ``f32[u0]`` where ``_sym_shapes.py`` derives
 them (the graph's example values stay concrete)."""
 
+import math
 import operator
 import sys
 
@@ -297,6 +298,27 @@ def _size_every_data_sized_result(graph):
         size.meta["val"] = node.meta["val"].shape[0]
         if "stack_trace" in node.meta:
             size.meta["stack_trace"] = node.meta["stack_trace"]
+
+
+def implied(node):
+    """The outcome of a comparison ``u OP c`` of a number read from data that the checks
+    recorded before (``_check(u >= 0); _check(u <= 5)``, then ``if u < 6:``) decide, as torch's
+    value ranges decide it; None where they do not (the branch is then guard_error's)."""
+    items = [n for n in node.graph.nodes if _is_item(n)]
+    bound = _bound(node, items)
+    if bound is None:
+        return None
+    item, op, c = bound
+    lo, hi = -math.inf, math.inf
+    assert_scalar = _aten("_assert_scalar")
+    for check in node.graph.nodes:
+        if check.target is not assert_scalar or not isinstance(check.args[0], fx.Node):
+            continue
+        known = _bound(check.args[0], items)
+        if known is not None and known[0] is item:
+            lo, hi = _narrow(lo, hi, known[1], known[2]) or (lo, hi)
+    ends = {op(lo, c), op(hi, c)}  # a comparison with a constant is monotonic in u
+    return ends.pop() if len(ends) == 1 else None
 
 
 def guard_error(node):

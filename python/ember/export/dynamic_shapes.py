@@ -11,14 +11,12 @@ class _Dim:
     """A named dynamic dimension with an inclusive range [min, max]."""
 
     def __init__(self, name, min=None, max=None):
-        if not isinstance(name, str) or not name.isidentifier():
-            raise ValueError(f"Dim: expected a Python identifier as the name; got {name!r}")
         lo = 0 if min is None else int(min)
         hi = _INT_MAX if max is None else int(max)
         if hi <= lo:  # torch's check and words (a Dim of one size is Dim.STATIC's job)
             raise AssertionError(f"Cannot create Dim with inconsistent min={min}, max={max}")
-        if lo < 0:
-            raise ValueError(f"Dim {name}: expected 0 <= min; got min={lo}")
+        if not isinstance(name, str) or not name.isidentifier():
+            raise AssertionError(f"Dim name must be a valid identifier, got {name}")
         self.__name__ = name
         self.min = lo
         self.max = hi
@@ -32,26 +30,45 @@ class _Dim:
         return f"Dim('{self.__name__}'{''.join(', ' + b for b in bounds)})"
 
     # Derived dims (torch's `2 * d`, `d + 1`): a * root + b, another input's size in terms of
-    # this one; the range follows the root's.
+    # this one; the range follows the root's. Only increasing integer maps, as torch's.
     def _derive(self, a, b):
-        if not isinstance(a, int) or not isinstance(b, int) or isinstance(a, bool):
-            return NotImplemented
         return _DerivedDim(self, a, b)
 
     def __add__(self, other):
+        if type(other) is not int:
+            raise NotImplementedError(
+                f"Attempted to add {other} to {self.__name__}, where an integer was expected. "
+                f"{_LINEAR_ONLY}"
+            )
         return self._derive(1, other)
 
-    __radd__ = __add__
+    def __radd__(self, other):
+        return self + other
 
     def __sub__(self, other):
-        return self._derive(1, -other) if isinstance(other, int) else NotImplemented
+        if type(other) is not int:
+            raise NotImplementedError(
+                f"Attempted to subtract {other} from {self.__name__}, where an integer was "
+                f"expected. {_LINEAR_ONLY}"
+            )
+        return self._derive(1, -other)
+
+    def __rsub__(self, other):
+        raise NotImplementedError(f"Attempted to negate {self.__name__}. {_LINEAR_ONLY}")
 
     def __mul__(self, other):
-        if not isinstance(other, int) or other <= 0:
-            raise TypeError(f"Dim: expected a positive int factor; got {other!r}")
+        if type(other) is not int or other <= 0:
+            raise NotImplementedError(
+                f"Attempted to multiply {other} with {self.__name__}, where a positive integer "
+                f"was expected. {_LINEAR_ONLY}"
+            )
         return self._derive(other, 0)
 
-    __rmul__ = __mul__
+    def __rmul__(self, other):
+        return self * other
+
+
+_LINEAR_ONLY = "(Only increasing linear operations with integer coefficients are supported.)"
 
 
 def _expr(root, a, b):
@@ -67,13 +84,31 @@ class _DerivedDim(_Dim):
             root, a, b = root.root, a * root.a, a * root.b + b
         self.root, self.a, self.b = root, a, b
         self.__name__ = _expr(root.__name__, a, b)
-        self.min = a * root.min + b
-        self.max = _INT_MAX if root.max == _INT_MAX else a * root.max + b
-        if self.min < 0:
-            raise ValueError(
-                f"Dim {self.__name__}: expected a non-negative minimum; got {self.min} (the "
-                f"root Dim {root.__name__} has min={root.min})"
+
+    # The range is read when export uses the dim, so a derived dim below 0 is reported there,
+    # as torch's (``d - 1`` for a root with min=0 is a valid expression until then).
+    @property
+    def min(self):
+        lo = self.a * self.root.min + self.b
+        if lo < 0:
+            raise AssertionError(
+                f"Expected derived min value of {self.__name__} to be >= 0. Please specify an "
+                f"appropriate min value for {self.root.__name__} (currently {self.root.min})."
             )
+        return lo
+
+    @property
+    def max(self):
+        if self.root.max == _INT_MAX:
+            return _INT_MAX
+        hi = self.a * self.root.max + self.b
+        if hi > _INT_MAX - 1:
+            raise AssertionError(
+                f"Expected derived max value of {self.__name__} to be <= {_INT_MAX - 1}. Please "
+                f"specify an appropriate max value for {self.root.__name__} (currently "
+                f"{self.root.max})."
+            )
+        return hi
 
     def root_size(self, size):
         """The root's size that gives this dim `size`, or None if none does."""
@@ -233,7 +268,6 @@ def resolve(dynamic_shapes, arg_names, names, tensors):
     else:
         raise ValueError("export: dynamic_shapes must be a dict, a tuple or a list")
     out = {}
-    seen = {}
     for name, t in zip(names, tensors):
         spec = _spec_of(by_name.get(name), t.dim(), name)
         for d, dim in list(spec.items()):
@@ -241,31 +275,57 @@ def resolve(dynamic_shapes, arg_names, names, tensors):
             if getattr(dim, "auto", False) and size < 2:
                 del spec[d]  # torch's Dim.AUTO on an example of size 0 or 1: that size
                 continue
-            where = f"{name}.shape[{d}]"
-            if not dim.min <= size <= dim.max:
+            if not isinstance(dim, _DerivedDim) and not dim.min <= size <= dim.max:
                 raise ConstraintViolationError(
                     f"{size} not in range [{dim.min}, {dim.max}]: export: the example size "
-                    f"{size} of {where} is outside the range [{dim.min}, {dim.max}] of {dim!r}"
+                    f"{size} of {name}.shape[{d}] is outside the range [{dim.min}, {dim.max}] "
+                    f"of {dim!r}"
                 )
-            root, root_size = dim, size
-            if isinstance(dim, _DerivedDim):
-                root, root_size = dim.root, dim.root_size(size)
-                if root_size is None or not root.min <= root_size <= root.max:
-                    raise ConstraintViolationError(
-                        f"export: the example size {size} of {where} is not {dim.__name__} for "
-                        f"any {root.__name__} in [{root.min}, {root.max}]"
-                    )
-            prev = seen.get(root.__name__)
-            if prev is not None and prev[0] != root_size:
-                raise ConstraintViolationError(
-                    f"export: Dim '{root.__name__}' has two example sizes: {prev[0]} "
-                    f"({prev[1]}) and {root_size} ({where}"
-                    + (f", as {dim.__name__})" if dim is not root else ")")
-                )
-            seen[root.__name__] = (root_size, where)
         if spec:
             out[name] = spec
+    _check_examples(out, dict(zip(names, tensors)))
     return out
+
+
+def _check_examples(spec, tensors):
+    """The example sizes agree with the Dims as torch checks them: a root Dim's value is its
+    first plain use's size (another plain use must be equal), then each derived dim must be
+    its expression of that value; a derived dim whose root no input has fixes the root."""
+    from .._dynamo.exc import UserError
+
+    roots = {}  # root name -> (size, source)
+    uses = [(f"L['{n}'].size()[{d}]", dim, tensors[n].size(d)) for n, s in spec.items()
+            for d, dim in s.items()]  # fmt: skip
+    order = [source for source, _, _ in uses]
+    for source, dim, size in uses:
+        if isinstance(dim, _DerivedDim):
+            continue
+        prev = roots.setdefault(dim.__name__, (size, source))
+        if prev[0] != size:
+            raise UserError(f"{source} = {size} is not equal to {prev[1]} = {prev[0]}")
+    for source, dim, size in uses:
+        if not isinstance(dim, _DerivedDim):
+            continue
+        root, lo = dim.root, dim.min  # (raises torch's error for a range reaching below 0)
+        if root.__name__ not in roots:
+            value = dim.root_size(size)
+            if value is not None and root.min <= value <= root.max and lo <= size:
+                roots[root.__name__] = (value, source)
+                continue
+            raise ConstraintViolationError(
+                f"export: the example size {size} of {source} is not {dim.__name__} for any "
+                f"{root.__name__} in [{root.min}, {root.max}]"
+            )
+        value, first = roots[root.__name__]
+        if dim.a * value + dim.b != size:
+            text = (
+                f"Expected input {source} to be equal to {dim.__name__}, where "
+                f"{root.__name__} = {value}, but got {size}"
+            )
+            # torch checks a derived dim given before its root's input (UserError); one given
+            # after it fails in the first op that meets the two sizes (a RuntimeError)
+            before = order.index(source) < order.index(first)
+            raise UserError(text) if before else ConstraintViolationError(text)
 
 
 class AdditionalInputs:

@@ -2,25 +2,27 @@
 the module that runs it, and run_decompositions() to the op set of the C++ runtime."""
 
 import collections
-import sys
 
 from .. import fx
-from ..nn import Module, Parameter
-from . import _factories, _ops, _qdq, _rnn, _to_ops, _writes
-from .graph_signature import InputKind, OutputKind
+from . import _aten_names, _factories, _ops, _qdq, _rnn, _to_ops, _writes
+from .graph_signature import InputKind
 
 __all__ = ["ExportedProgram"]
-
-
-def _ember():
-    return sys.modules["ember"]
 
 
 def tree_flatten(value):
     """tree_flatten(value) -> (list, spec)
 
-    The leaves of nested tuples and lists, and the structure (None for a leaf, else
-    ("tuple" | "list", [child specs])) that tree_unflatten rebuilds it from."""
+    The leaves of nested tuples, lists and dicts (by string keys), and the structure (None for
+    a leaf, ("tuple" | "list", [child specs]), or ("dict", [[key, child spec], ...])) that
+    tree_unflatten rebuilds it from."""
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        leaves, children = [], []
+        for key, item in value.items():
+            sub, spec = tree_flatten(item)
+            leaves += sub
+            children.append([key, spec])
+        return leaves, ("dict", children)
     if isinstance(value, (tuple, list)):
         leaves, children = [], []
         for item in value:
@@ -41,6 +43,8 @@ def tree_unflatten(spec, leaves):
         if s is None:
             return next(it)
         kind, children = s
+        if kind == "dict":
+            return {key: build(c) for key, c in children}
         items = [build(c) for c in children]
         return tuple(items) if kind == "tuple" else items
 
@@ -54,8 +58,13 @@ def _check_spec(spec, depth=0):
     if depth > 64 or not isinstance(spec, (tuple, list)) or len(spec) != 2:
         raise RuntimeError("ember.export.load: invalid output_structure")
     kind, children = spec
-    if kind not in ("tuple", "list") or not isinstance(children, (tuple, list)):
+    if kind not in ("tuple", "list", "dict") or not isinstance(children, (tuple, list)):
         raise RuntimeError("ember.export.load: invalid output_structure")
+    if kind == "dict":
+        if not all(isinstance(c, (tuple, list)) and len(c) == 2 and isinstance(c[0], str)
+                   for c in children):  # fmt: skip
+            raise RuntimeError("ember.export.load: invalid output_structure")
+        children = [c for _, c in children]
     return sum(_check_spec(c, depth + 1) for c in children)
 
 
@@ -90,6 +99,7 @@ class ExportedProgram:
         self._example_inputs = example_inputs
         self._decomposed = decomposed
         self._nested = None  # how nested inputs map to the flat ones (ember.export._nested)
+        self._size_guards = []  # _constraints.SizeGuard: relations the module checks
         self._annotate_shapes()
 
     @property
@@ -136,16 +146,19 @@ class ExportedProgram:
         from ._symbols import Symbol, ValueRanges
 
         names = self._dim_symbols()
-        return {
-            Symbol(names.get(k, k)): ValueRanges(lo, hi)
-            for k, (lo, hi) in self._range_constraints.items()
-        }
+        # in the order the inputs' dims first read them, as torch's (x: s17 + 1 before y: s17)
+        seen = [d for shape in self._input_shapes.values() for d in shape if isinstance(d, str)]
+        keys = sorted(
+            self._range_constraints, key=lambda k: seen.index(k) if k in seen else len(seen)
+        )
+        return {Symbol(names.get(k, k)): ValueRanges(*self._range_constraints[k]) for k in keys}
 
     def _dim_symbols(self):
         """{Dim name: torch's symbol expression} of the program's dynamic dims."""
         from ._symbols import symbol_names
+        from ._unlift import parse_dim
 
-        return symbol_names(self._input_shapes, self._graph_signature.user_inputs, _parse_dim)
+        return symbol_names(self._input_shapes, self._graph_signature.user_inputs, parse_dim)
 
     @property
     def example_inputs(self):
@@ -236,19 +249,23 @@ class ExportedProgram:
         )
 
     def module(self):
-        """module() -> ember.nn.Module
+        """module() -> ember.fx.GraphModule
 
-        A module with the program's parameters and buffers (by their qualified names) whose
-        forward runs the graph on the user inputs, checking their dtypes and static sizes."""
-        return _ExportedModule(self)
+        The program as a module (torch's unlifted module): its parameters and buffers under
+        their qualified names, read by the graph's get_attr nodes; its forward takes the
+        model's arguments, checks them (``_guards_fn``) and runs the graph (``_unlift.py``)."""
+        from ._unlift import ExportedModule
+
+        return ExportedModule(self)
 
     def run_decompositions(self, decomp_table=None):
         """run_decompositions(decomp_table=None) -> ExportedProgram
 
-        The same program with each call mapped onto the runtime op set (``ember.export.ops``),
-        every argument positional and every default filled in: what ember.export.save writes
-        and the C++ runtime runs. Calls without a runtime op stay as they are (save refuses
-        them, naming the op)."""
+        The same program with each call mapped onto the runtime op set (``ember.export.ops``):
+        what ember.export.save writes and the C++ runtime runs. A call whose runtime op is one
+        ATen overload is named by it (``aten.linear.default``, torch's arguments), as torch
+        prints; it runs the runtime op. Calls without a runtime op stay as they are (save
+        refuses them, naming the op)."""
         if decomp_table is not None:
             from ._decomp import apply
 
@@ -310,7 +327,9 @@ class ExportedProgram:
         new, signature, constants = _factories.fold(
             new, signature or self._graph_signature, self._constants
         )
+        _aten_names.from_runtime(new)  # printed as torch's ATen overloads, run as runtime ops
         new.lint()
+        signature = _outputs_named(new, signature)
         return self._with_graph(new, decomposed=True, signature=signature, constants=constants)
 
     def _with_graph(self, graph, decomposed, signature=None, constants=None):
@@ -326,6 +345,7 @@ class ExportedProgram:
             decomposed=decomposed,
         )
         out._nested = self._nested
+        out._size_guards = self._size_guards
         return out
 
     @property
@@ -407,23 +427,20 @@ class ExportedProgram:
 CallSpec = collections.namedtuple("CallSpec", ["in_spec", "out_spec"])
 
 
-def _set_by_name(module, qualname, value, kind, persistent=True):
-    *path, leaf = qualname.split(".")
-    mod = module
-    for part in path:
-        child = getattr(mod, part, None) if part in mod._modules else None
-        if child is None:
-            child = Module()
-            mod.add_module(part, child)
-        mod = child
-    if kind == "parameter":
-        if not isinstance(value, Parameter):
-            value = Parameter(value, requires_grad=value.requires_grad)
-        mod.register_parameter(leaf, value)
-    elif kind == "buffer":
-        mod.register_buffer(leaf, value, persistent=persistent)
-    else:
-        setattr(mod, leaf, value)
+def _outputs_named(graph, signature):
+    """``signature`` with each output spec naming the node ``graph`` returns in its place (the
+    graph's nodes were made anew, some under other names)."""
+    from .graph_signature import ExportGraphSignature, OutputSpec, TensorArgument
+
+    out = next(n for n in graph.nodes if n.op == "output")
+    items = tree_flatten(out.args[0])[0]
+    if len(items) != len(signature.output_specs):
+        return signature
+    specs = [
+        OutputSpec(s.kind, TensorArgument(n.name), s.target) if isinstance(n, fx.Node) else s
+        for s, n in zip(signature.output_specs, items)
+    ]
+    return ExportGraphSignature(list(signature.input_specs), specs)
 
 
 def _get_by_name(module, qualname):
@@ -440,161 +457,3 @@ class _ModuleCallEntry:
 
     def __repr__(self):
         return f"ModuleCallEntry(fqn={self.fqn!r})"
-
-
-def _guard_failed(condition):
-    # torch 2.13 raises a plain AssertionError naming the violated guard in its own terms
-    # (programs print type(e).__name__ and the text)
-    return AssertionError(f"Guard failed: {condition}")
-
-
-def _relation(first, pa, pb, a, b):
-    """`a*root + b` written in terms of `first` (= pa*root + pb), as torch's guards print it."""
-    if (pa, pb) != (1, 0):
-        return f"{a}*({first} - {pb})/{pa} + {b}" if b else f"{a}*({first} - {pb})/{pa}"
-    expr = f"{a} * {first}" if a != 1 else first
-    return f"{expr} + {b}" if b > 0 else f"{expr} - {-b}" if b < 0 else expr
-
-
-def _parse_dim(name):
-    """(root name, a, b) of a Dim name 'a*root + b' (a=1, b=0 for a plain Dim)."""
-    import re
-
-    m = re.fullmatch(r"(?:(\d+)\*)?([A-Za-z_]\w*)(?: ([+-]) (\d+))?", name)
-    if m is None:
-        return name, 1, 0
-    a = int(m.group(1) or 1)
-    b = int(m.group(4) or 0) * (-1 if m.group(3) == "-" else 1)
-    return m.group(2), a, b
-
-
-class _ExportedModule(Module):
-    """The module ExportedProgram.module() returns: the program's state as attributes and a
-    forward that runs its graph."""
-
-    def __init__(self, program):
-        super().__init__()
-        object.__setattr__(self, "_program", program)
-        for spec in program.graph_signature.input_specs:
-            if spec.kind == InputKind.PARAMETER:
-                _set_by_name(self, spec.target, program.state_dict[spec.target], "parameter")
-            elif spec.kind == InputKind.BUFFER:
-                value = program.state_dict.get(spec.target, program.constants.get(spec.target))
-                _set_by_name(self, spec.target, value, "buffer", spec.persistent is not False)
-            elif spec.kind == InputKind.CONSTANT_TENSOR:
-                _set_by_name(self, spec.target, program.constants[spec.target], "constant")
-        self.add_module("_graph_module", program.graph_module)
-
-    @property
-    def graph(self):
-        """graph -> ember.fx.Graph
-
-        The graph forward runs."""
-        return self._program.graph
-
-    def train(self, mode=True):
-        # torch 2.13's ep.module() refuses mode switches: the graph was captured in one mode
-        # (a train-mode BatchNorm's batch statistics are baked into it)
-        raise NotImplementedError("Calling train() is not supported yet.")
-
-    def eval(self):
-        raise NotImplementedError("Calling eval() is not supported yet.")
-
-    @property
-    def code(self):
-        """code -> str
-
-        The graph's generated Python source."""
-        return self._program.graph_module.code
-
-    def _check(self, name, value, shape, sizes):
-        ember = _ember()
-        if not isinstance(value, ember.Tensor):
-            raise TypeError(f"{name}: expected a Tensor; got {type(value).__name__}")
-        if value.dim() != len(shape):
-            raise _guard_failed(f"{name}.dim() == {len(shape)}")
-        for d, size in enumerate(shape):
-            got = value.size(d)
-            source = f"{name}.size()[{d}]"
-            if isinstance(size, int) and got != size:
-                raise _guard_failed(f"{source} == {size}")
-            if isinstance(size, str):
-                lo, hi = self._program._range_constraints.get(size, (0, None))
-                # As torch's: a lower bound of 2 or less guards nothing (0 and 1 are only kept
-                # out of tracing, where they would specialize), so sizes 0 and 1 still run.
-                if lo > 2 and got < lo:
-                    raise _guard_failed(f"{source} >= {lo}")
-                if hi is not None and got > hi:
-                    raise _guard_failed(f"{source} <= {hi}")
-                root, a, b = _parse_dim(size)
-                prev = sizes.get(root)
-                if prev is None:
-                    if (got - b) % a:
-                        raise _guard_failed(f"{source} == {size}")
-                    sizes[root] = ((got - b) // a, source, a, b)
-                    continue
-                value_of_root, first, pa, pb = prev
-                if (got - b) % a or (got - b) // a != value_of_root:
-                    raise _guard_failed(f"{source} == {_relation(first, pa, pb, a, b)}")
-
-    def forward(self, *args, **kwargs):
-        program = self._program
-        names = list(program.graph_signature.user_inputs)
-        nested = getattr(program, "_nested", None)
-        if nested is not None:  # the model's own (nested) arguments
-            args, kwargs = nested.flatten_call(args, kwargs), {}
-        values = list(args)
-        if len(values) > len(names):
-            raise TypeError(f"forward() takes {len(names)} inputs but {len(values)} were given")
-        for name in names[len(values) :]:
-            if name not in kwargs:
-                raise TypeError(f"forward() missing the input '{name}'")
-            values.append(kwargs.pop(name))
-        _check_constant_kwargs(program, kwargs)
-        if kwargs:
-            raise TypeError(f"forward() got unexpected inputs {sorted(kwargs)}")
-        sizes = {}  # Dim root name -> (its size, where it was read)
-        for name, v in zip(names, values):
-            if name in program.input_shapes:
-                self._check(name, v, program.input_shapes[name], sizes)
-        lifted = []
-        for spec in program.graph_signature.input_specs:
-            if spec.kind != InputKind.USER_INPUT:
-                lifted.append(_get_by_name(self, spec.target))
-        out = self._graph_module(*lifted, *values)
-        leaves, _ = tree_flatten(out)
-        mutated = [
-            s.target
-            for s in program.graph_signature.output_specs
-            if s.kind == OutputKind.BUFFER_MUTATION
-        ]
-        if mutated:
-            with _ember().no_grad():
-                for target, value in zip(mutated, leaves):
-                    _get_by_name(self, target).copy_(value)
-            leaves = leaves[len(mutated) :]
-        return tree_unflatten(program._output_structure, leaves)
-
-
-class _UnflattenedModule(_ExportedModule):
-    """What unflatten returns (and its callable submodules): torch's unflattened modules switch
-    modes as any module does."""
-
-    train = Module.train
-    eval = Module.eval
-
-
-def _check_constant_kwargs(program, kwargs):
-    """Keyword arguments that were numbers or other constants at export time are specialized
-    (torch's guards): the same value is accepted, another raises AssertionError as torch's
-    "Guard failed" does. Removes them from ``kwargs``."""
-    example = program._example_inputs
-    exported = example[1] if isinstance(example, tuple) and len(example) == 2 else None
-    if not isinstance(exported, dict):
-        return
-    for name, value in exported.items():
-        if isinstance(value, _ember().Tensor) or name not in kwargs:
-            continue
-        got = kwargs.pop(name)
-        if got != value:
-            raise AssertionError(f"Guard failed: {name} == {value!r}")

@@ -266,6 +266,47 @@ def _trace_summary(trace):
     return lines[-1].strip() if lines else "No stacktrace found for following nodes"
 
 
+class PyTreeInfo:
+    """PyTreeInfo(orig_args, in_spec, out_spec)
+
+    A graph whose placeholders are the leaves of nested arguments and whose output is the
+    leaves of a nested result (``ep.module()``'s graph): its forward takes the arguments named
+    ``orig_args`` (flattened along ``self._in_spec``, an ``(args, kwargs)`` spec) and returns the
+    result rebuilt along ``self._out_spec``, as torch's ``_PyTreeCodeGen`` writes it."""
+
+    def __init__(self, orig_args, in_spec, out_spec):
+        self.orig_args = list(orig_args)
+        self.in_spec = in_spec
+        self.out_spec = out_spec
+
+
+def _pytree_form(info, params, body, em):
+    """(params, body, lines added) with ``info.orig_args`` flattened first and the output
+    rebuilt."""
+    from ..utils import _pytree
+    from . import _pytree as fx_pytree
+
+    em.globals["fx_pytree"], em.globals["pytree"] = fx_pytree, _pytree
+    n_args = info.in_spec.children_specs[0].num_children
+    positional, named = info.orig_args[:n_args], info.orig_args[n_args:]
+    keys = info.in_spec.children_specs[1].context or []
+    kwargs = ", ".join(f"{k!r}:{v}" for k, v in zip(keys, named))
+    names = [p.split(":")[0] for p in params]
+    head = []
+    annotated = [p for p in params if ":" in p]
+    if annotated:  # `a: T, b: T = f()` is not Python: annotations go on a line of their own
+        head += ["".join(p + "; " for p in annotated), ""]
+    head.append(
+        f"{', '.join(names)}, = fx_pytree.tree_flatten_spec(([{', '.join(positional)}], "
+        f"{{{kwargs}}}), self._in_spec)"
+    )
+    for k in range(len(body) - 1, -1, -1):
+        if body[k].startswith("return "):
+            body[k] = f"return pytree.tree_unflatten({body[k][7:]}, self._out_spec)"
+            break
+    return list(info.orig_args), head + body, len(head)
+
+
 def python_code(graph, root_module="self", verbose=False):
     """python_code(graph, root_module='self', verbose=False) -> PythonCode
 
@@ -319,6 +360,10 @@ def python_code(graph, root_module="self", verbose=False):
         body.append(line)
     if not any(n.op == "output" for n in nodes):
         body.append("pass")
+    info = getattr(graph, "_pytree_info", None)
+    if info is not None:
+        params, body, shift = _pytree_form(info, params, body, em)
+        lineno_map = {k + shift: v for k, v in lineno_map.items()}
     transformer = getattr(graph, "_body_transformer", None)
     if transformer is not None:
         lines = transformer([b + "\n" for b in body])

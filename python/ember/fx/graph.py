@@ -70,6 +70,7 @@ class Graph:
         self._tracer_cls = tracer_cls
         self._tracer_extras = tracer_extras
         self._body_transformer = None  # on_generate_code: edits the generated body's lines
+        self._pytree_info = None  # _codegen.PyTreeInfo: forward takes and returns nested values
 
     # ---- properties --------------------------------------------------------------------------
 
@@ -380,6 +381,7 @@ class Graph:
     def __deepcopy__(self, memo=None):
         memo = {} if memo is None else memo
         g = Graph(tracer_cls=self._tracer_cls, tracer_extras=self._tracer_extras)
+        g._pytree_info = self._pytree_info
         out = g.graph_copy(self, val_map=memo, return_output_node=True)
         if out is not None:
             rv, old_out = out

@@ -154,7 +154,9 @@ class GraphModule(Module):
     def _readable(self, name):
         verbose = self._graph.python_code(root_module="self", verbose=True).src
         body = verbose.strip("\n").rstrip()
-        lines = [f"class {name}(ember.nn.Module):"]
+        from ._codegen import shown_name
+
+        lines = [f"class {name}({shown_name('ember.nn.Module')}):"]
         lines += ["    " + ln if ln else "" for ln in body.splitlines()]
         for sub_name, sub in self.named_children():  # after forward, as torch prints them
             if isinstance(sub, GraphModule):

@@ -1,0 +1,1 @@
+"""ember._export.db: the exportdb examples' support tags (``case.SupportLevel``)."""
