@@ -9,14 +9,14 @@ forward_ad rule), so these transforms cannot be nested inside one another or ins
 
 import threading
 
-from .. import autograd, overrides
+from .. import _C, autograd, overrides
 from .._C import Tensor
 from .._ops.creation import zeros, zeros_like
 from .._ops.random import get_rng_state, set_rng_state
-from ..autograd import _engine
 from ..autograd import forward_ad as fwad
 from ..autograd.grad_mode import enable_grad
 from ..overrides import routed
+from . import _enclosing
 from ._jacrev import jacrev
 from ._pytree import _tree_flatten, _tree_unflatten
 from ._vmap import _argnums, active_levels, vmap
@@ -60,10 +60,10 @@ class _level:
             # which only the single-level paths handle; jacfwd goes by columns instead
             raise _NoBatchedJvp
         self.idx = fwad._enter_level(transform=True)
-        _engine._transform_entered(1)
+        _enclosing.transform_scope(1)
 
     def __exit__(self, *exc):
-        _engine._transform_entered(-1)
+        _enclosing.transform_scope(-1)
         fwad.exit_dual_level(level=self.idx)
 
 
@@ -121,9 +121,7 @@ def _jvp_in_level(func, primals, tangents, has_aux):
         primal_outs.append(p)
         tangent_outs.append(zeros_like(p) if t is None else t)
     fwad._current().tangents.clear()  # this call's tangents are read out
-    if not any(
-        isinstance(t, Tensor) and t.requires_grad for t in _leaves(primals) + _leaves(tangents)
-    ):
+    if not _differentiable(primals, tangents, primal_outs):
         primal_outs = [fwad._detach_keeping(p) for p in primal_outs]
         tangent_outs = [fwad._detach_keeping(t) for t in tangent_outs]
     primal_tree = _unflatten(out, iter(primal_outs))
@@ -131,6 +129,17 @@ def _jvp_in_level(func, primals, tangents, has_aux):
     if has_aux:
         return primal_tree, tangent_tree, aux
     return primal_tree, tangent_tree
+
+
+def _differentiable(primals, tangents, primal_outs):
+    """Whether jvp's results stay in the enclosing autograd graph: its primals or tangents are
+    in it, or func read a tensor of it from a closure or a module (Note [Enclosing graph])."""
+    if any(isinstance(t, Tensor) and t.requires_grad for t in _leaves(primals) + _leaves(tangents)):
+        return True
+    if not _C.is_grad_enabled():
+        return False
+    phys = [p._v if type(p).__name__ == "BatchedTensor" else p for p in primal_outs]
+    return _enclosing.captures_outer_graph(phys)
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error", _columns=False):
@@ -330,6 +339,8 @@ def _jacrev_keeping_tangents(func, argnums):
             call = list(args)
             for k in nums:
                 call[k] = fwad._requires_grad_alias(args[k])
+                if call[k] is not args[k]:
+                    _enclosing.own_leaf(call[k])
             out = overrides.routed(func)(*call)
             if not isinstance(out, Tensor):
                 raise RuntimeError(
