@@ -1,11 +1,11 @@
 """ember.func's forward-mode transforms: jvp, jacfwd, hessian (forward-over-reverse), linearize.
 
 All run on ember.autograd.forward_ad: jvp makes its primals dual in a level of its own and reads the
-outputs' tangents; jacfwd pushes one basis tangent per input element through the function (so
-its cost grows with the number of inputs, not outputs); hessian is jacfwd of a reverse-mode
-Jacobian whose autograd.grad results carry tangents. Forward levels do not nest (torch's
-forward_ad rule), so these transforms cannot be nested inside one another or inside a
-`dual_level` block; reverse-mode transforms (grad, vjp, jacrev) can run inside them."""
+outputs' tangents; jacfwd is vmap over jvp, the batch being the basis of the inputs' tangent
+space (one jvp per column where that cannot run); hessian is jacfwd of a reverse-mode Jacobian
+whose autograd.grad results carry tangents. The transforms nest, each in a level of its own
+(Note [Nested forward levels]); a jacfwd nested in another takes its Jacobian by rows where that
+pays (jacfwd's nested case)."""
 
 import threading
 
@@ -168,6 +168,15 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error", _columns=False
                 return _jacfwd_vmapped(func, args, nums, inputs, has_aux, randomness, argnums)
             except _NoBatchedJvp:
                 pass  # an op without a batching rule: one jvp per column instead
+        if fwad._levels and not has_aux and randomness == "error":
+            # nested in another forward transform (jacfwd(jacfwd(f))): every column is a jvp
+            # whose ops the outer level differentiates again, a row one backward pass; the
+            # same matrix by rows when the output is a tensor with fewer elements than inputs
+            n_in = sum(x.numel() for x in _leaves(inputs))
+            try:
+                return _jacrev_keeping_tangents(func, argnums, max_rows=n_in)(*args)
+            except _PreferColumns:
+                pass
         with _level():
             return _jacfwd_columns(func, args, nums, inputs, has_aux, randomness, argnums)
 
@@ -176,6 +185,17 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error", _columns=False
 
 class _NoBatchedJvp(Exception):
     pass
+
+
+class _PreferColumns(Exception):
+    """A Jacobian by rows would not pay (see jacfwd's nested case)."""
+
+
+def _check_rows(out, max_rows):
+    if max_rows is not None and (not isinstance(out, Tensor) or out.numel() > max_rows):
+        raise _PreferColumns
+    if not isinstance(out, Tensor):
+        raise RuntimeError(f"hessian: expected func to return a Tensor; got {type(out).__name__}")
 
 
 class _VmappedJvp(threading.local):
@@ -327,14 +347,16 @@ def _jvp_args(func, args, nums, tangent_args, has_aux):
     return _jvp_in_level(inner, primals, tangents, has_aux)
 
 
-def _jacrev_keeping_tangents(func, argnums):
-    """A reverse-mode Jacobian whose result carries tangents inside a forward level."""
+def _jacrev_keeping_tangents(func, argnums, max_rows=None):
+    """A reverse-mode Jacobian whose result carries tangents inside a forward level; with
+    `max_rows`, _PreferColumns when func's output is not a tensor of at most that many
+    elements."""
 
     def wrapper(*args):
         nums = _argnums(argnums, len(args))
         if active_levels() or not all(isinstance(args[k], Tensor) for k in nums):
             # inside vmap, or pytree inputs: rows by vjp (grad-inside-vmap's backward)
-            return _rows_in_vmap(func, args, nums, argnums)
+            return _rows_in_vmap(func, args, nums, argnums, max_rows)
         with enable_grad():
             call = list(args)
             for k in nums:
@@ -342,10 +364,7 @@ def _jacrev_keeping_tangents(func, argnums):
                 if call[k] is not args[k]:
                     _enclosing.own_leaf(call[k])
             out = overrides.routed(func)(*call)
-            if not isinstance(out, Tensor):
-                raise RuntimeError(
-                    f"hessian: expected func to return a Tensor; got {type(out).__name__}"
-                )
+            _check_rows(out, max_rows)
             inputs = [call[k] for k in nums]
             flat = out.reshape(-1)
             rows = [[] for _ in inputs]
@@ -365,7 +384,7 @@ def _jacrev_keeping_tangents(func, argnums):
     return wrapper
 
 
-def _rows_in_vmap(func, args, nums, argnums):
+def _rows_in_vmap(func, args, nums, argnums, max_rows=None):
     """_jacrev_keeping_tangents inside vmap (vmap(hessian(f))): one vjp, then a backward per
     output element, whose results get their tangents (Note [Forward-over-reverse under vmap])."""
     from ._vmap import vjp
@@ -378,8 +397,7 @@ def _rows_in_vmap(func, args, nums, argnums):
 
     inputs = [args[k] for k in nums]
     out, vjp_fn = vjp(partial, *inputs)
-    if not isinstance(out, Tensor):
-        raise RuntimeError(f"hessian: expected func to return a Tensor; got {type(out).__name__}")
+    _check_rows(out, max_rows)
     n = out.numel()
     rows = []
     for i in range(n):
@@ -412,9 +430,7 @@ def hessian(func, argnums=0):
 
     The Hessian of func with respect to the argnums inputs, forward-over-reverse (jacfwd of a
     reverse-mode Jacobian): shape output.shape + input.shape + input.shape."""
-    # jacrev inside a forward level needs unbatched tangents (autograd.grad gives them tangents
-    # one column at a time), so the vmapped jvp would only fail and fall back: go by columns
-    return jacfwd(jacrev(func, argnums), argnums, _columns=True)
+    return jacfwd(jacrev(func, argnums), argnums)
 
 
 def linearize(func, *primals):
