@@ -202,3 +202,19 @@ def test_autograd_functional_create_graph_reaches_closure_parameters(torch, name
     np.testing.assert_allclose(value, ref_value, rtol=1e-10)
     for g, r in zip(grads, ref_grads):
         np.testing.assert_allclose(g, r, rtol=1e-9, atol=1e-12)
+
+
+def test_jvp_api_errors_as_torch(torch):
+    def message(M, fn):
+        x = M.tensor([0.5, -1.0], dtype=M.float64)
+        with pytest.raises(RuntimeError) as info:
+            fn(M, x)
+        return str(info.value)
+
+    for fn in (
+        lambda M, x: M.func.jvp(lambda z: 3, (x,), (x,)),
+        lambda M, x: M.func.jvp(lambda z: z.sin(), (x,), (x,), has_aux=True),
+        lambda M, x: M.func.jvp(lambda z: z, x, (x,)),
+        lambda M, x: M.func.jacfwd(lambda z: z, randomness="foo")(x),
+    ):
+        assert message(ember, fn) == message(torch, fn)

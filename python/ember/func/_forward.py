@@ -112,8 +112,8 @@ def _jvp_in_level(func, primals, tangents, has_aux):
     for o in flat:
         if not isinstance(o, Tensor):
             raise RuntimeError(
-                "jvp(f, primals, tangents): Expected f(*primals) to return only tensors, got "
-                f"unsupported type {type(o).__name__}"
+                "jvp(f, primals, tangents): expected f(*primals) to return only tensors, got "
+                f"unsupported type {type(o)}"
             )
     primal_outs, tangent_outs = [], []
     for o in flat:
