@@ -83,3 +83,22 @@ def test_unsupported_ops_raise_torchs_text(torch):
     # an integer floor division beside a level is untouched
     with fwAD.dual_level():
         assert ember.floor_divide(ember.tensor([7]), 2).tolist() == [3]
+
+
+def test_complex_intermediates_never_give_a_silent_zero_tangent(torch):
+    # ember's forward AD carries real tangents only: a complex result of a dual input raises
+    # torch's NotImplementedError text rather than leaving a zero tangent downstream; once
+    # complex tangents are carried, the value must be torch's
+    x = np.random.default_rng(3).standard_normal(16)
+    for fn in (
+        lambda M, z: z.to(M.complex128).real * z,
+        lambda M, z: M.stft(z, 4, return_complex=True).abs(),
+        lambda M, z: M.view_as_complex(z.reshape(8, 2)).abs(),
+    ):
+        _, expected = torch.func.jvp(lambda z: fn(torch, z), (torch.tensor(x),), (torch.ones(16),))
+        try:
+            _, got = ember.func.jvp(lambda z: fn(ember, z), (ember.tensor(x),), (ember.ones(16),))
+        except NotImplementedError as e:
+            assert str(e).startswith("Trying to use forward AD with ")
+            continue
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-9, atol=1e-12)

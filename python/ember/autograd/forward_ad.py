@@ -763,7 +763,12 @@ class _ForwardMode(TorchFunctionMode):
                 return _setitem(func, args, kwargs, tangents)
             if _is_inplace(name):
                 return _inplace(func, name, args, kwargs, tangents)
-            return _outplace(func, name, args, kwargs, tangents)
+            out = _outplace(func, name, args, kwargs, tangents)
+        if any(o is not None and o.is_complex() for o in _out_tensors(out)):
+            # complex tangents are not carried (make_dual takes real tensors only): a zero
+            # tangent downstream (rfft(x).real) would be silently wrong
+            raise _not_supported(name)
+        return out
 
 
 def _has_batched(tangents):
