@@ -401,7 +401,9 @@ def _conform(tangent, out):
 def _not_supported(name, cause=None):
     err = NotImplementedError(
         f"Trying to use forward AD with {name} that does not support it because it has not been "
-        "implemented yet."
+        "implemented yet.\nPlease file an issue to PyTorch at https://github.com/pytorch/pytorch/"
+        "issues/new?template=feature-request.yml so that we can prioritize its implementation or "
+        "submit a PR adding the implementation to derivatives.yaml"
     )
     if cause is not None:
         err.__cause__ = cause
@@ -414,9 +416,31 @@ _NO_TANGENT = frozenset(
     "zeros_like ones_like empty_like full_like rand_like randn_like randint_like new_zeros "
     "new_ones new_empty new_full new_tensor share_memory_ pin_memory record_stream grad "
     "argmax argmin argsort nonzero bucketize searchsorted sign_bit isnan isinf isfinite "
-    "dropout_mask bernoulli multinomial histc histogram bincount unique unique_consecutive "
+    "dropout_mask bernoulli multinomial histc histogram bincount "
     "poisson rand randn randint one_hot".split()
 )
+
+# Ops torch gives no forward formula (a dual input raises), by the name torch's error uses: the
+# short form for ops torch declares non-differentiable, the long one for those not implemented.
+_UNSUPPORTED = {
+    "floor_divide": "aten::floor_divide",
+    "__floordiv__": "aten::floor_divide",
+    "__rfloordiv__": "aten::floor_divide",
+    "floor_divide_": "aten::floor_divide",
+    "__ifloordiv__": "aten::floor_divide",
+    "unique": "_unique2",
+    "unique_consecutive": "unique_consecutive",
+}
+
+
+def _unsupported_error(name):
+    target = _UNSUPPORTED[name]
+    if target.startswith("aten::"):
+        return NotImplementedError(
+            f"Trying to use forward AD with {target} that does not support it."
+        )
+    return _not_supported(target)
+
 
 # Ops linear in their floating tensor arguments together: the tangent is the same op applied to
 # the tangents (zeros for floating inputs without one). Views among them give views of tangents.
@@ -725,6 +749,10 @@ class _ForwardMode(TorchFunctionMode):
             if name not in _VIEW_PROPERTIES:
                 return func(*args, **kwargs)
             name = _VIEW_PROPERTIES[name]
+        if name in _UNSUPPORTED and any(
+            _is_float(t) and id(t) in tangents for t in _flat_tensors(args, kwargs)
+        ):
+            raise _unsupported_error(name)
         if name in _NO_TANGENT or name in _PASS_THROUGH:
             return func(*args, **kwargs)
         with _hidden(lv):
@@ -735,7 +763,12 @@ class _ForwardMode(TorchFunctionMode):
                 return _setitem(func, args, kwargs, tangents)
             if _is_inplace(name):
                 return _inplace(func, name, args, kwargs, tangents)
-            return _outplace(func, name, args, kwargs, tangents)
+            out = _outplace(func, name, args, kwargs, tangents)
+        if any(o is not None and o.is_complex() for o in _out_tensors(out)):
+            # complex tangents are not carried (make_dual takes real tensors only): a zero
+            # tangent downstream (rfft(x).real) would be silently wrong
+            raise _not_supported(name)
+        return out
 
 
 def _has_batched(tangents):

@@ -7,8 +7,10 @@ divergence from vmap(jacrev), a Gauss-Newton Jacobian of functional_call). The l
 transform makes to track its inputs are registered here by their AccumulateGrad node while
 transforms run on the thread (kept alive, so no other leaf takes the address); after func
 runs, a walk of its output's graph that reaches any other leaf asks for the differentiable
-backward. Under forward-mode levels forward AD makes leaves of its own, so the answer there is
-no: jvp/jacfwd/hessian results stay detached as before."""
+backward. The forward transforms (jvp, jacfwd, hessian) ask the same of their primal outputs:
+forward AD's own leaves (the aliases its rules differentiate) never enter a primal's graph, as
+every op's primal output is the op run on its real arguments or a detached alias; the leaves
+jvp's callers make for reverse transforms inside a level (hessian's jacrev) are registered here."""
 
 import threading
 
@@ -29,7 +31,7 @@ def transform_scope(delta):
 
 
 def _accumulator(leaf):
-    with enable_grad():
+    with enable_grad(), _fwad._suspended():  # a view for its graph edge only: no tangent
         return leaf.view_as(leaf)._grad_fn.next_functions[0][0]
 
 
@@ -43,8 +45,6 @@ def own_leaf(v):
 def captures_outer_graph(tensors):
     """Whether the graphs of `tensors` (physical) reach a leaf requiring grad that no running
     transform made."""
-    if _fwad._levels:
-        return False
     own = getattr(_local, "own", {})
     stack, seen = [], set()
     for t in tensors:

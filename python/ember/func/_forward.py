@@ -1,22 +1,22 @@
 """ember.func's forward-mode transforms: jvp, jacfwd, hessian (forward-over-reverse), linearize.
 
 All run on ember.autograd.forward_ad: jvp makes its primals dual in a level of its own and reads the
-outputs' tangents; jacfwd pushes one basis tangent per input element through the function (so
-its cost grows with the number of inputs, not outputs); hessian is jacfwd of a reverse-mode
-Jacobian whose autograd.grad results carry tangents. Forward levels do not nest (torch's
-forward_ad rule), so these transforms cannot be nested inside one another or inside a
-`dual_level` block; reverse-mode transforms (grad, vjp, jacrev) can run inside them."""
+outputs' tangents; jacfwd is vmap over jvp, the batch being the basis of the inputs' tangent
+space (one jvp per column where that cannot run); hessian is jacfwd of a reverse-mode Jacobian
+whose autograd.grad results carry tangents. The transforms nest, each in a level of its own
+(Note [Nested forward levels]); a jacfwd nested in another takes its Jacobian by rows where that
+pays (jacfwd's nested case)."""
 
 import threading
 
-from .. import autograd, overrides
+from .. import _C, autograd, overrides
 from .._C import Tensor
 from .._ops.creation import zeros, zeros_like
 from .._ops.random import get_rng_state, set_rng_state
-from ..autograd import _engine
 from ..autograd import forward_ad as fwad
 from ..autograd.grad_mode import enable_grad
 from ..overrides import routed
+from . import _enclosing
 from ._jacrev import jacrev
 from ._pytree import _tree_flatten, _tree_unflatten
 from ._vmap import _argnums, active_levels, vmap
@@ -60,10 +60,10 @@ class _level:
             # which only the single-level paths handle; jacfwd goes by columns instead
             raise _NoBatchedJvp
         self.idx = fwad._enter_level(transform=True)
-        _engine._transform_entered(1)
+        _enclosing.transform_scope(1)
 
     def __exit__(self, *exc):
-        _engine._transform_entered(-1)
+        _enclosing.transform_scope(-1)
         fwad.exit_dual_level(level=self.idx)
 
 
@@ -112,8 +112,8 @@ def _jvp_in_level(func, primals, tangents, has_aux):
     for o in flat:
         if not isinstance(o, Tensor):
             raise RuntimeError(
-                "jvp(f, primals, tangents): Expected f(*primals) to return only tensors, got "
-                f"unsupported type {type(o).__name__}"
+                "jvp(f, primals, tangents): expected f(*primals) to return only tensors, got "
+                f"unsupported type {type(o)}"
             )
     primal_outs, tangent_outs = [], []
     for o in flat:
@@ -121,9 +121,7 @@ def _jvp_in_level(func, primals, tangents, has_aux):
         primal_outs.append(p)
         tangent_outs.append(zeros_like(p) if t is None else t)
     fwad._current().tangents.clear()  # this call's tangents are read out
-    if not any(
-        isinstance(t, Tensor) and t.requires_grad for t in _leaves(primals) + _leaves(tangents)
-    ):
+    if not _differentiable(primals, tangents, primal_outs):
         primal_outs = [fwad._detach_keeping(p) for p in primal_outs]
         tangent_outs = [fwad._detach_keeping(t) for t in tangent_outs]
     primal_tree = _unflatten(out, iter(primal_outs))
@@ -131,6 +129,17 @@ def _jvp_in_level(func, primals, tangents, has_aux):
     if has_aux:
         return primal_tree, tangent_tree, aux
     return primal_tree, tangent_tree
+
+
+def _differentiable(primals, tangents, primal_outs):
+    """Whether jvp's results stay in the enclosing autograd graph: its primals or tangents are
+    in it, or func read a tensor of it from a closure or a module (Note [Enclosing graph])."""
+    if any(isinstance(t, Tensor) and t.requires_grad for t in _leaves(primals) + _leaves(tangents)):
+        return True
+    if not _C.is_grad_enabled():
+        return False
+    phys = [p._v if type(p).__name__ == "BatchedTensor" else p for p in primal_outs]
+    return _enclosing.captures_outer_graph(phys)
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error", _columns=False):
@@ -159,6 +168,15 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error", _columns=False
                 return _jacfwd_vmapped(func, args, nums, inputs, has_aux, randomness, argnums)
             except _NoBatchedJvp:
                 pass  # an op without a batching rule: one jvp per column instead
+        if fwad._levels and not has_aux and randomness == "error":
+            # nested in another forward transform (jacfwd(jacfwd(f))): every column is a jvp
+            # whose ops the outer level differentiates again, a row one backward pass; the
+            # same matrix by rows when the output is a tensor with fewer elements than inputs
+            n_in = sum(x.numel() for x in _leaves(inputs))
+            try:
+                return _jacrev_keeping_tangents(func, argnums, max_rows=n_in)(*args)
+            except _PreferColumns:
+                pass
         with _level():
             return _jacfwd_columns(func, args, nums, inputs, has_aux, randomness, argnums)
 
@@ -167,6 +185,17 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error", _columns=False
 
 class _NoBatchedJvp(Exception):
     pass
+
+
+class _PreferColumns(Exception):
+    """A Jacobian by rows would not pay (see jacfwd's nested case)."""
+
+
+def _check_rows(out, max_rows):
+    if max_rows is not None and (not isinstance(out, Tensor) or out.numel() > max_rows):
+        raise _PreferColumns
+    if not isinstance(out, Tensor):
+        raise RuntimeError(f"hessian: expected func to return a Tensor; got {type(out).__name__}")
 
 
 class _VmappedJvp(threading.local):
@@ -318,23 +347,24 @@ def _jvp_args(func, args, nums, tangent_args, has_aux):
     return _jvp_in_level(inner, primals, tangents, has_aux)
 
 
-def _jacrev_keeping_tangents(func, argnums):
-    """A reverse-mode Jacobian whose result carries tangents inside a forward level."""
+def _jacrev_keeping_tangents(func, argnums, max_rows=None):
+    """A reverse-mode Jacobian whose result carries tangents inside a forward level; with
+    `max_rows`, _PreferColumns when func's output is not a tensor of at most that many
+    elements."""
 
     def wrapper(*args):
         nums = _argnums(argnums, len(args))
         if active_levels() or not all(isinstance(args[k], Tensor) for k in nums):
             # inside vmap, or pytree inputs: rows by vjp (grad-inside-vmap's backward)
-            return _rows_in_vmap(func, args, nums, argnums)
+            return _rows_in_vmap(func, args, nums, argnums, max_rows)
         with enable_grad():
             call = list(args)
             for k in nums:
                 call[k] = fwad._requires_grad_alias(args[k])
+                if call[k] is not args[k]:
+                    _enclosing.own_leaf(call[k])
             out = overrides.routed(func)(*call)
-            if not isinstance(out, Tensor):
-                raise RuntimeError(
-                    f"hessian: expected func to return a Tensor; got {type(out).__name__}"
-                )
+            _check_rows(out, max_rows)
             inputs = [call[k] for k in nums]
             flat = out.reshape(-1)
             rows = [[] for _ in inputs]
@@ -354,7 +384,7 @@ def _jacrev_keeping_tangents(func, argnums):
     return wrapper
 
 
-def _rows_in_vmap(func, args, nums, argnums):
+def _rows_in_vmap(func, args, nums, argnums, max_rows=None):
     """_jacrev_keeping_tangents inside vmap (vmap(hessian(f))): one vjp, then a backward per
     output element, whose results get their tangents (Note [Forward-over-reverse under vmap])."""
     from ._vmap import vjp
@@ -367,8 +397,7 @@ def _rows_in_vmap(func, args, nums, argnums):
 
     inputs = [args[k] for k in nums]
     out, vjp_fn = vjp(partial, *inputs)
-    if not isinstance(out, Tensor):
-        raise RuntimeError(f"hessian: expected func to return a Tensor; got {type(out).__name__}")
+    _check_rows(out, max_rows)
     n = out.numel()
     rows = []
     for i in range(n):
@@ -401,9 +430,7 @@ def hessian(func, argnums=0):
 
     The Hessian of func with respect to the argnums inputs, forward-over-reverse (jacfwd of a
     reverse-mode Jacobian): shape output.shape + input.shape + input.shape."""
-    # jacrev inside a forward level needs unbatched tangents (autograd.grad gives them tangents
-    # one column at a time), so the vmapped jvp would only fail and fall back: go by columns
-    return jacfwd(jacrev(func, argnums), argnums, _columns=True)
+    return jacfwd(jacrev(func, argnums), argnums)
 
 
 def linearize(func, *primals):

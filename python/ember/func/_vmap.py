@@ -805,6 +805,10 @@ def _backward(outs, inputs, cotangents, create_graph, materialize=True):
 
 
 def _captures_outer_graph(outs):
+    if fwad_levels():
+        # inside a forward level, inputs carrying tangents already make the result
+        # differentiable (_requires_grad); the others keep the first-order route
+        return False
     return _enclosing.captures_outer_graph(
         [_phys(t) for t in _tree_flatten(outs)[0] if isinstance(t, Tensor)]
     )

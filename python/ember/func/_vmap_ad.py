@@ -18,6 +18,7 @@ turn: the recursion goes from the innermost level carrying logical tangents outw
 from .._C import Tensor
 from ..autograd import forward_ad as fwad
 from ..autograd.grad_mode import enable_grad
+from . import _enclosing
 from ._vmap import BatchedTensor, align, levels_of
 
 
@@ -59,7 +60,7 @@ def prepare_dual(x, levels):
     v = align(base, levels, expand=True)  # routed views: physical tangents follow
     if v.requires_grad:  # align returned a tensor of the graph: alias it as a leaf
         v = fwad._detach_keeping(v)
-    v.requires_grad_(True)
+    _enclosing.own_leaf(v.requires_grad_(True))
     return carry(x, BatchedTensor(v, levels) if levels else v, logical)
 
 
