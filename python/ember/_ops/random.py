@@ -3,7 +3,7 @@
 import math
 
 from .. import _C
-from .._C import Tensor, ceil, erfinv, exp, float64, log1p, tan
+from .._C import Tensor
 from .._device import factory_device, is_meta, meta_empty, place
 from ..autograd.grad_mode import no_grad
 from . import _op_range
@@ -169,8 +169,8 @@ def rand_like(
     t = _like_target(input, dtype, device, memory_format, "rand_like", pin_memory)
     if t is not None:
         return _finish(t if t.is_meta else t.uniform_(generator=generator), requires_grad)
-    t = _rand(list(input.shape), generator, _like(input, dtype))
-    return _finish(_laid_out_like(t, input, memory_format), requires_grad)
+    t = _empty_laid_out_like(input, _like(input, dtype), memory_format)
+    return _finish(t.uniform_(generator=generator), requires_grad)
 
 
 def randn_like(
@@ -192,8 +192,8 @@ def randn_like(
     t = _like_target(input, dtype, device, memory_format, "randn_like", pin_memory)
     if t is not None:
         return _finish(t if t.is_meta else t.normal_(generator=generator), requires_grad)
-    t = _randn(list(input.shape), generator, _like(input, dtype))
-    return _finish(_laid_out_like(t, input, memory_format), requires_grad)
+    t = _empty_laid_out_like(input, _like(input, dtype), memory_format)
+    return _finish(t.normal_(generator=generator), requires_grad)
 
 
 def randint_like(
@@ -219,8 +219,13 @@ def randint_like(
     t = _like_target(input, dtype, device, memory_format, "randint_like", pin_memory)
     if t is not None:
         return _finish(t if t.is_meta else t.random_(low, high, generator=generator), requires_grad)
-    t = _C._randint(low, high, list(input.shape), generator, _like(input, dtype))
-    return _laid_out_like(t, input, memory_format)
+    t = _empty_laid_out_like(input, _like(input, dtype), memory_format)
+    return t.random_(low, high, generator=generator)
+
+
+def _empty_laid_out_like(input, dtype, memory_format):
+    # torch's *_like samplers fill empty_like(input): the draws follow its memory order
+    return _laid_out_like(empty(list(input.shape), dtype=dtype), input, memory_format)
 
 
 def manual_seed(seed):
@@ -287,6 +292,15 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, **_):
     if isinstance(mean, Tensor) and mean.dtype.is_complex:  # both parts, variance std^2 / 2
         shape = _C.broadcast_shapes(mean.shape, std.shape if isinstance(std, Tensor) else ())
         return mean + std * _randn(list(shape), generator, mean.dtype)
+    if isinstance(mean, Tensor) and not isinstance(std, Tensor):
+        # torch draws N(0, std) into mean's shape, then adds mean
+        if not std >= 0.0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        with no_grad():
+            out = empty(list(mean.shape), dtype=mean.dtype).normal_(
+                0.0, float(std), generator=generator
+            )
+        return out + mean
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         m = mean if isinstance(mean, Tensor) else tensor(float(mean))
         s = std if isinstance(std, Tensor) else tensor(float(std))
@@ -298,7 +312,7 @@ def poisson(input, generator=None):
     """poisson(input, generator=None) -> Tensor
 
     Poisson draws with rates input, of input's shape and dtype."""
-    return _samplers().poisson(input, generator)
+    return _C._poisson(input, generator)
 
 
 def binomial(count, prob, generator=None):
@@ -374,13 +388,16 @@ def bernoulli_(self, p=0.5, *, generator=None):
     return self
 
 
-def random_(self, from_=0, to=None, *, generator=None):
+_NO_TO = object()
+
+
+def random_(self, from_=None, to=_NO_TO, *, generator=None):
     """random_(from=0, to=None, *, generator=None) -> Tensor
 
     Fills self with integers drawn uniformly from [from, to) (the dtype's range when to is None)."""
-    if to is None and from_ != 0:
-        from_, to = 0, from_
-    _C._random_(self, from_, to, generator)
+    if to is _NO_TO:  # random_() and random_(to), torch's overloads without `from`
+        from_, to = (0, None) if from_ is None else (0, from_)
+    _C._random_(self, 0 if from_ is None else from_, to, generator)
     return self
 
 
@@ -388,48 +405,32 @@ def exponential_(self, lambd=1.0, *, generator=None):
     """exponential_(lambd=1, *, generator=None) -> Tensor
 
     Fills self with samples from the exponential distribution with rate lambd."""
-    if not lambd > 0.0:
-        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    if self.numel() == 0:  # torch's kernel checks the dtype of elements it draws
-        return self
-    if not self.is_floating_point():
-        from .._type_info import scalar_type_name
-
-        raise RuntimeError(
-            "Exponential distribution is a continuous probability distribution. dtype must be a "
-            f"floating point but you specified {scalar_type_name(self.dtype)}"
-        )
-    _C._uniform_(self, 0.0, 1.0, generator)
-    self.copy_(-(1 - self).log() / lambd)
+    _C._exponential_(self, float(lambd), generator)
     return self
 
 
-def _sampler(draw):
-    # Samplers by inverse transform of uniform draws from the same generator as uniform_.
-    def method(self, *args, generator=None):
-        with no_grad():
-            u = empty(self.shape, dtype=float64).uniform_(generator=generator)
-            return self.copy_(draw(u, *args))
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """cauchy_(median=0, sigma=1, *, generator=None) -> Tensor
 
-    return method
+    Fills self with samples from the Cauchy distribution with the given median and scale."""
+    _C._cauchy_(self, float(median), float(sigma), generator)
+    return self
 
 
-cauchy_ = _sampler(lambda u, median=0.0, sigma=1.0: median + sigma * tan(math.pi * (u - 0.5)))
-log_normal_ = _sampler(
-    lambda u, mean=1.0, std=2.0: exp(mean + std * math.sqrt(2) * erfinv(2 * u - 1))
-)
-# 1 - u lies in (0, 1], so the logarithm is finite; the result counts trials, from 1.
-geometric_ = _sampler(lambda u, p: ceil(log1p(-u) / math.log1p(-p)).clamp(min=1))
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """log_normal_(mean=1, std=2, *, generator=None)
 
-cauchy_.__doc__ = """cauchy_(median=0, sigma=1, *, generator=None) -> Tensor
+    Fills self with exp of normal samples of the given mean and std."""
+    _C._log_normal_(self, float(mean), float(std), generator)
+    return self
 
-Fills self with samples from the Cauchy distribution with the given median and scale."""
-log_normal_.__doc__ = """log_normal_(mean=1, std=2, *, generator=None)
 
-Fills self with exp of normal samples of the given mean and std."""
-geometric_.__doc__ = """geometric_(p, *, generator=None) -> Tensor
+def geometric_(self, p, *, generator=None):
+    """geometric_(p, *, generator=None) -> Tensor
 
-Fills self with the number of Bernoulli(p) trials up to and including the first success."""
+    Fills self with the number of Bernoulli(p) trials up to and including the first success."""
+    _C._geometric_(self, float(p), generator)
+    return self
 
 
 # torch's profiler names for the random factories (an allocation first, then the sampling),

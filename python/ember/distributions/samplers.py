@@ -1,5 +1,5 @@
 """Samplers ember's core lacks, written with tensor ops: standard gamma (with the implicit
-reparameterization gradient), Poisson, binomial, and the regularized incomplete gamma for
+reparameterization gradient), binomial, and the regularized incomplete gamma for
 Gamma.cdf. Draws are computed in float64 and cast back.
 
 Note [Gamma reparameterization]: a gamma draw x = F^-1(u; alpha) has dx/dalpha =
@@ -13,7 +13,7 @@ import math
 
 from .. import _C
 from .._C import broadcast_tensors, float64, minimum
-from .._ops.creation import arange, empty_like, full_like, linspace, ones, ones_like, zeros_like
+from .._ops.creation import arange, full_like, linspace, ones, ones_like, zeros_like
 from .._ops.index import where
 from .._ops.random import rand, randn
 from .._type_info import finfo
@@ -22,7 +22,6 @@ __all__ = [
     "binomial",
     "gamma_rsample",
     "gammainc",
-    "poisson",
     "standard_gamma",
     "standard_gamma_grad",
 ]
@@ -196,48 +195,6 @@ def gamma_rsample(alpha, generator=None):
         return x
     grad = standard_gamma_grad(alpha, x)
     return x + grad * (alpha - alpha.detach())
-
-
-def poisson(rate, generator=None):
-    """Poisson(rate) draws of rate's shape and dtype: counting exponential arrivals below 10,
-    Hormann's transformed rejection (PTRS) from 10 up."""
-    lam = rate.detach().double()
-    small = lam < 10
-    out = zeros_like(lam)
-    # Arrivals: the count of unit-rate exponential gaps whose running sum stays <= rate.
-    total = zeros_like(lam)
-    active = small & (lam > 0)
-    while bool(active.any()):
-        total = total + empty_like(lam).exponential_(generator=generator)
-        active = active & (total <= lam)
-        out = out + active.double()
-    big = ~small
-    if bool(big.any()):
-        out = where(big, _ptrs(lam.clamp(min=10), generator), out)
-    return out.to(rate.dtype)
-
-
-def _ptrs(lam, generator):
-    slam, loglam = lam.sqrt(), lam.log()
-    b = 0.931 + 2.53 * slam
-    a = -0.059 + 0.02483 * b
-    inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
-    vr = 0.9277 - 3.6224 / (b - 2)
-    out = zeros_like(lam)
-    pending = ones_like(lam, dtype=_C.bool)
-    while bool(pending.any()):
-        u = rand(tuple(lam.shape), dtype=float64, generator=generator) - 0.5
-        v = rand(tuple(lam.shape), dtype=float64, generator=generator)
-        us = 0.5 - u.abs()
-        k = ((2 * a / us + b) * u + lam + 0.43).floor()
-        quick = (us >= 0.07) & (v <= vr)
-        lhs = v.log() + inv_alpha.log() - (a / (us * us) + b).log()
-        not_rejected = (k >= 0) & ((us >= 0.013) | (v <= us))
-        slow = not_rejected & (lhs <= -lam + k * loglam - (k + 1).clamp(min=1).lgamma())
-        take = pending & (quick | slow)
-        out = where(take, k, out)
-        pending = pending & ~take
-    return out
 
 
 def binomial(count, prob, generator=None):
