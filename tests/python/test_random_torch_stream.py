@@ -134,6 +134,12 @@ def test_random_and_randint(torch, dtype):
                 m.empty(20, dtype=dt).random_(5, 90),
                 m.randint_like(m.empty(4, 4, dtype=dt), 7),
             ]
+        if dtype in ("int32", "int64", "float32", "float64"):  # one or two draws from 2^28 up
+            out += [m.randint(0, 2**28 - 1, (9,), dtype=dt), m.randint(0, 2**28, (9,), dtype=dt)]
+            out += [
+                m.randint(3, 2**30 + 7, (9,), dtype=dt),
+                m.randint(-(2**30) - 3, 5, (9,), dtype=dt),
+            ]
         if dtype in ("int64", "float32", "float64", "bfloat16"):
             out += [m.randint(-(2**40), 2**40, (25,), dtype=dt)]
         if dtype == "int64":

@@ -110,9 +110,9 @@ Tensor& bernoulli_scalar_kernel(Tensor& self, double p, const GeneratorPtr& gen)
   return self;
 }
 
-// Integers in [from, from + range) as torch's uniform_int_from_to: one draw modulo range, two
-// (random64) when range needs 33 bits or more and the dtype is int64, double, float or bfloat16;
-// range 0 stands for the full 2^64 (int64 from its lowest value).
+// Integers in [from, from + range): one draw modulo range, or random64() when range reaches 2^28
+// (torch's uniform_int_from_to) or is 0, the full 2^64 (int64 from its lowest value). random_()
+// without bounds is torch's other kernel: random64() for int64 and double only.
 Tensor& random_kernel(Tensor& self, int64_t from, std::optional<int64_t> to,
                       const GeneratorPtr& gen) {
   dispatch<kAllTypes>(self.dtype(), "random_from_to", [&](auto tag) {
@@ -128,9 +128,8 @@ Tensor& random_kernel(Tensor& self, int64_t from, std::optional<int64_t> to,
       to_inc = uint64_t(1) << std::min(digits_of<T>(), 63);
     }
     const uint64_t range = to_inc - uint64_t(from) + 1;
-    constexpr bool wide = std::is_same_v<T, int64_t> || std::is_same_v<T, double> ||
-                          std::is_same_v<T, float> || std::is_same_v<T, BFloat16>;
-    const bool two = range == 0 || (wide && range >= (uint64_t(1) << 32));
+    const bool two = from == 0 && !to ? std::is_same_v<T, int64_t> || std::is_same_v<T, double>
+                                      : range == 0 || range >= (uint64_t(1) << 28);
     auto lock = gen->lock();
     fill_serial<T>(self, [&] {
       uint64_t x = two ? gen->random64() : gen->random();
