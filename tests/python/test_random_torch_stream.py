@@ -99,6 +99,21 @@ def test_uniform_normal_parameters_and_layouts(torch, dtype):
         same(torch, run, seed)
 
 
+def test_complex_samplers(torch):
+    def run(m):
+        out = [
+            m.randn(5, dtype=m.complex64),
+            m.randn(40, dtype=m.complex128),
+            m.rand(7, dtype=m.complex64),
+            m.empty(9, dtype=m.complex64).normal_(0.5, 2.0),
+            m.randn_like(m.zeros(3, dtype=m.complex64)),
+        ]
+        return [m.view_as_real(t) for t in out]
+
+    for seed in SEEDS:
+        same(torch, run, seed)
+
+
 def test_normal_tensor_forms(torch):
     def run(m):
         mean = m.arange(20, dtype=m.float32).reshape(4, 5)
@@ -335,6 +350,15 @@ def test_nn_init_and_modules(torch):
         conv = m.nn.Conv2d(3, 4, 3)
         w = m.empty(6, 9)
         out = [lin.weight, lin.bias, conv.weight, conv.bias, m.nn.Embedding(10, 4).weight]
+        for mod in (
+            m.nn.LSTM(5, 7, num_layers=2, bidirectional=True),
+            m.nn.GRU(5, 7),
+            m.nn.MultiheadAttention(8, 2),
+            m.nn.TransformerEncoderLayer(8, 2, 16),
+            m.nn.Bilinear(3, 4, 5),
+            m.nn.ConvTranspose2d(3, 4, 3),
+        ):
+            out += list(mod.parameters())
         out.append(m.nn.init.kaiming_uniform_(w.clone(), a=0.1))
         out.append(m.nn.init.kaiming_normal_(w.clone()))
         out.append(m.nn.init.xavier_uniform_(w.clone()))

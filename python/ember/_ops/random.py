@@ -1,7 +1,5 @@
 """Random sampling: generators and seeds, random factories, samplers the core has no kernel for."""
 
-import math
-
 from .. import _C
 from .._C import Tensor
 from .._device import factory_device, is_meta, meta_empty, place
@@ -49,18 +47,15 @@ default_generator = _C.default_generator()
 
 def _rand(size, generator, dtype):
     if dtype is not None and dtype.is_complex:  # both parts uniform on [0, 1), as torch
-        from .complex_more import complex_draw
-
-        return complex_draw(lambda s, d: _C._rand(list(s), generator, d), size, dtype, 1.0)
+        return uniform_(empty(list(size), dtype=dtype), generator=generator)
     return _C._rand(size, generator, dtype)
 
 
 def _randn(size, generator, dtype):
-    if dtype is not None and dtype.is_complex:  # variance 1/2 per part, as torch
-        from .complex_more import complex_draw
+    if dtype is not None and dtype.is_complex:  # torch: normal_ of the real view, std 1/sqrt(2)
+        from .complex_more import normal_c_
 
-        draw = lambda s, d: _C._randn(list(s), generator, d)  # noqa: E731
-        return complex_draw(draw, size, dtype, math.sqrt(0.5))
+        return normal_c_(empty(list(size), dtype=dtype), 0.0, 1.0, generator)
     return _C._randn(size, generator, dtype)
 
 
