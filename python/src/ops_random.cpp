@@ -173,6 +173,15 @@ void bind_random(nb::module_& m) {
       doc("_poisson(input, generator) -> Tensor",
           "Poisson samples with the rates in input (behind ember.poisson)."));
   m.def(
+      "_binomial",
+      [](const Tensor& count, const Tensor& prob, Gen g) {
+        GeneratorPtr p = gen_of(g);
+        return op::binomial.call(count, prob, p ? p : default_generator());
+      },
+      nb::arg("count"), nb::arg("prob"), gen,
+      doc("_binomial(count, prob, generator) -> Tensor",
+          "Binomial samples of count trials of probability prob (behind ember.binomial)."));
+  m.def(
       "_bernoulli", [](const Tensor& t, Gen g) { return bernoulli(t, gen_of(g)); },
       nb::arg("input"), gen,
       doc("_bernoulli(input, generator) -> Tensor",

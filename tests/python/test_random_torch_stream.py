@@ -249,7 +249,7 @@ def test_exponential_cauchy_log_normal_geometric(torch, dtype):
         same(torch, run, seed)
 
 
-def test_poisson(torch):
+def test_poisson_binomial(torch):
     def run(m):
         rates = m.tensor([0.0, 0.3, 2.5, 9.9, 10.0, 37.5, 400.0, 1e4])
         return [
@@ -257,6 +257,9 @@ def test_poisson(torch):
             m.poisson(rates.double().expand(20, 8)),
             m.poisson(m.full((3, 4), 6.0)),
             m.distributions.Poisson(m.tensor([3.0, 30.0])).sample((5,)),
+            m.binomial(m.tensor([10.0, 100.0, 5.0, 200.0, 0.0, 7.0, 1000.0]), m.full((7,), 0.3)),
+            m.binomial(m.full((4, 3), 50.0, dtype=m.float64), m.tensor([0.05, 0.5, 0.93]).double()),
+            m.distributions.Binomial(30, m.tensor([0.2, 0.9])).sample((4,)),
         ]
 
     for seed in SEEDS:

@@ -256,6 +256,80 @@ Tensor poisson_kernel(const Tensor& rates, const GeneratorPtr& gen) {
   return out;
 }
 
+// torch's sample_binomial: for p <= 1/2 (else count minus the draw for 1 - p), the count of
+// geometric waiting times within `count` when count * p < 10, else Hoermann's BTRS rejection with
+// torch's bound; S is the tensor's type (float or double), the rest double.
+double stirling_tail(double k) {
+  static constexpr double kTail[] = {0.0810614667953272,  0.0413406959554092, 0.0276779256849983,
+                                     0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+                                     0.0118967099458917,  0.0104112652619720, 0.00925546218271273,
+                                     0.00833056343336287};
+  if (k <= 9) return kTail[size_t(k)];
+  const double kp1sq = (k + 1) * (k + 1);
+  return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1);
+}
+
+template <class S>
+S binomial_inversion(S count, S prob, Generator& g) {
+  double geom_sum = 0;
+  S num = 0;
+  const double logprob = std::log1p(-double(prob));
+  while (true) {
+    geom_sum += std::ceil(std::log(unit_double(g)) / logprob);
+    if (geom_sum > double(count)) return num;
+    num = num + 1;
+  }
+}
+
+template <class S>
+S binomial_btrs(S count, S prob, Generator& g) {
+  const double n = count, p = prob;
+  const double stddev = std::sqrt(n * p * (1 - p)), b = 1.15 + 2.53 * stddev;
+  const double a = -0.0873 + 0.0248 * b + 0.01 * p, c = n * p + 0.5, v_r = 0.92 - 4.2 / b;
+  const double r = p / (1 - p), alpha = (2.83 + 5.1 / b) * stddev, m = std::floor((n + 1) * p);
+  while (true) {
+    const double u = unit_double(g) - 0.5;
+    double v = unit_double(g);
+    const double us = 0.5 - std::fabs(u);
+    const S k = S(std::floor((2 * a / us + b) * u + c));
+    if (k < 0 || k > count) continue;
+    if (us >= 0.07 && v <= v_r) return k;
+    v = std::log(v * alpha / (a / (us * us) + b));
+    const double kd = k;
+    const double bound = (m + 0.5) * std::log((m + 1) / (r * (n - m + 1))) +
+                         (n + 1) * std::log((n - m + 1) / (n - kd + 1)) +
+                         (kd + 0.5) * std::log(r * (n - kd + 1) / (kd + 1)) + stirling_tail(m) +
+                         stirling_tail(n - m) - stirling_tail(kd) - stirling_tail(n - kd);
+    if (v <= bound) return k;
+  }
+}
+
+template <class S>
+S sample_binomial(S count, S prob, Generator& g) {
+  if (count <= 0 || prob <= 0) return 0;
+  if (prob >= 1) return count;
+  if (prob <= S(0.5))
+    return count * prob >= 10 ? binomial_btrs(count, prob, g) : binomial_inversion(count, prob, g);
+  const S q = S(1.0) - prob;
+  return count - (count * q >= 10 ? binomial_btrs(count, q, g) : binomial_inversion(count, q, g));
+}
+
+Tensor binomial_kernel(const Tensor& count, const Tensor& prob, const GeneratorPtr& gen) {
+  Tensor out = empty(count.sizes(), count.dtype(), count.device());
+  dispatch<kFloatTypes>(count.dtype(), "binomial_cpu", [&](auto tag) {
+    using T = decltype(tag);
+    using S = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    Tensor n = contiguous(count.detach());
+    Tensor p = contiguous(to_dtype(prob.detach(), count.dtype()).expand(count.sizes()));
+    const T *np = n.data_ptr<T>(), *pp = p.data_ptr<T>();
+    T* o = out.data_ptr<T>();
+    auto lock = gen->lock();
+    for (int64_t i = 0; i < out.numel(); ++i)
+      o[i] = T(sample_binomial(S(acc_t<T>(np[i])), S(acc_t<T>(pp[i])), *gen));
+  });
+  return out;
+}
+
 // Note [multinomial sampling]
 // As torch: without replacement, or for one sample, each row's p / q with q ~ Exp(1) drawn into
 // a tensor of the input's dtype (row-major), the largest n in descending order; with
@@ -403,6 +477,7 @@ EMBER_REGISTER_KERNEL(op::cauchy_, CPU, cauchy_kernel);
 EMBER_REGISTER_KERNEL(op::log_normal_, CPU, log_normal_kernel);
 EMBER_REGISTER_KERNEL(op::geometric_, CPU, geometric_kernel);
 EMBER_REGISTER_KERNEL(op::poisson, CPU, poisson_kernel);
+EMBER_REGISTER_KERNEL(op::binomial, CPU, binomial_kernel);
 EMBER_REGISTER_KERNEL(op::multinomial, CPU, multinomial_kernel);
 EMBER_REGISTER_KERNEL(op::_randperm_fill, CPU, randperm_kernel);
 

@@ -99,6 +99,8 @@ EMBER_REGISTER_KERNEL(op::geometric_, Autograd, geometric_autograd);
 
 EMBER_DERIVATIVE(op::bernoulli, "BernoulliBackward0", (self, generator), zero_grad(grad));
 EMBER_DERIVATIVE(op::poisson, "PoissonBackward0", (self, generator), zero_grad(grad));
+EMBER_DERIVATIVE(op::binomial, "BinomialBackward0", (count, prob, generator), zero_grad(grad),
+                 zero_grad(grad));
 
 namespace {
 

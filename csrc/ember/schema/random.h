@@ -38,6 +38,9 @@ EMBER_DECLARE_OP(geometric_,
                  Tensor&(Tensor&, double, const std::shared_ptr<Generator>&));
 EMBER_DECLARE_OP(poisson, "poisson(Tensor self, Generator? generator=None) -> Tensor",
                  Tensor(const Tensor&, const std::shared_ptr<Generator>&));
+EMBER_DECLARE_OP(binomial,
+                 "binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, const std::shared_ptr<Generator>&));
 EMBER_DECLARE_OP(bernoulli, "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
                  Tensor(const Tensor&, const std::shared_ptr<Generator>&));
 EMBER_DECLARE_OP(multinomial,

@@ -314,7 +314,7 @@ def binomial(count, prob, generator=None):
     """binomial(count, prob, generator=None) -> Tensor
 
     Binomial draws with count trials of success probability prob (broadcast)."""
-    return _samplers().binomial(count, prob, generator)
+    return _C._binomial(count, prob, generator)
 
 
 def _standard_gamma(input, generator=None):
