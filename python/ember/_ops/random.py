@@ -164,8 +164,8 @@ def rand_like(
     t = _like_target(input, dtype, device, memory_format, "rand_like", pin_memory)
     if t is not None:
         return _finish(t if t.is_meta else t.uniform_(generator=generator), requires_grad)
-    t = _empty_laid_out_like(input, _like(input, dtype), memory_format)
-    return _finish(t.uniform_(generator=generator), requires_grad)
+    t = _draw_laid_out_like(input, _like(input, dtype), memory_format, generator, _rand)
+    return _finish(t, requires_grad)
 
 
 def randn_like(
@@ -187,8 +187,10 @@ def randn_like(
     t = _like_target(input, dtype, device, memory_format, "randn_like", pin_memory)
     if t is not None:
         return _finish(t if t.is_meta else t.normal_(generator=generator), requires_grad)
-    t = _empty_laid_out_like(input, _like(input, dtype), memory_format)
-    return _finish(t.normal_(generator=generator), requires_grad)
+    t = _draw_laid_out_like(
+        input, _like(input, dtype), memory_format, generator, _randn, in_place="normal_"
+    )
+    return _finish(t, requires_grad)
 
 
 def randint_like(
@@ -214,13 +216,27 @@ def randint_like(
     t = _like_target(input, dtype, device, memory_format, "randint_like", pin_memory)
     if t is not None:
         return _finish(t if t.is_meta else t.random_(low, high, generator=generator), requires_grad)
-    t = _empty_laid_out_like(input, _like(input, dtype), memory_format)
-    return t.random_(low, high, generator=generator)
+
+    def draw(size, gen, dt):
+        return _C._randint(low, high, size, gen, dt)
+
+    return _draw_laid_out_like(input, _like(input, dtype), memory_format, generator, draw)
 
 
-def _empty_laid_out_like(input, dtype, memory_format):
-    # torch's *_like samplers fill empty_like(input): the draws follow its memory order
-    return _laid_out_like(empty(list(input.shape), dtype=dtype), input, memory_format)
+def _draw_laid_out_like(input, dtype, memory_format, generator, draw, in_place=None):
+    """draw(size, generator, dtype) laid out as empty_like(input) would be: torch fills that
+    tensor in memory order, so the draw runs over the dims ordered by stride and is permuted
+    back (a fresh tensor, at version 0). normal_ of a non-contiguous tensor draws otherwise than
+    of a contiguous one, so `in_place` names the method that fills such a layout itself."""
+    shape = list(input.shape)
+    target = _laid_out_like(empty(shape, dtype=dtype), input, memory_format)
+    if target.is_contiguous():
+        return draw(shape, generator, dtype)
+    if in_place is not None:
+        return getattr(target, in_place)(generator=generator)
+    order = sorted(range(len(shape)), key=lambda d: -target.stride(d))
+    drawn = draw([shape[d] for d in order], generator, dtype)
+    return drawn.permute(sorted(range(len(shape)), key=order.__getitem__))
 
 
 def manual_seed(seed):

@@ -91,6 +91,8 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
             "values may be incorrect.",
             stacklevel=2,
         )
+    if tensor.is_meta:  # no values to draw
+        return tensor
     with no_grad():
         p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
         if p > 0.3:
