@@ -1,9 +1,11 @@
 // Random sampling (csrc/ember/ops/random.cpp): the Generator class and the samplers behind
 // ember.rand/randn/randint/randperm, Tensor.uniform_/normal_/bernoulli_/random_, bernoulli,
 // multinomial and normal (Python signatures parsed in ember/_creation.py and _random_extra.py).
-#include <random>
+#include <algorithm>
+#include <vector>
 
 #include "common.h"
+#include "ember/schema/random.h"
 
 namespace ember::py {
 
@@ -42,25 +44,15 @@ void bind_random(nb::module_& m) {
               "Resets the state from seed and returns the generator."))
       .def("initial_seed", &Generator::initial_seed,
            doc("initial_seed() -> int", "The seed that the current state started from."))
-      .def(
-          "seed",
-          [](Generator& g) {
-            uint64_t s = std::random_device{}();
-            g.manual_seed(s);
-            return s;
-          },
-          doc("seed() -> int", "Reseeds from a nondeterministic source and returns the new seed."))
+      .def("seed", &Generator::seed,
+           doc("seed() -> int", "Reseeds from a nondeterministic source and returns the new seed."))
       .def(
           "get_state",
           [](const Generator& g) {
-            // torch's form: a uint8 tensor (saved in checkpoints, passed to set_rng_state)
-            auto [seed, offset] = g.state();
-            Tensor out = empty({16}, kByte);
-            auto* bytes = out.data_ptr<uint8_t>();
-            for (int i = 0; i < 8; ++i) {
-              bytes[i] = uint8_t(seed >> (8 * i));
-              bytes[8 + i] = uint8_t(offset >> (8 * i));
-            }
+            // torch's form: the 5056 bytes of its CPU generator (saved in checkpoints)
+            std::vector<uint8_t> bytes = g.state();
+            Tensor out = empty({int64_t(bytes.size())}, kByte);
+            std::copy(bytes.begin(), bytes.end(), out.data_ptr<uint8_t>());
             return out;
           },
           doc("get_state() -> Tensor",
@@ -69,25 +61,19 @@ void bind_random(nb::module_& m) {
           "set_state",
           [](nb::handle self, nb::handle new_state) {
             Tensor* t = nullptr;
-            if (!nb::try_cast<Tensor*>(new_state, t) || !t || t->dtype() != kByte)
+            if (!nb::try_cast<Tensor*>(new_state, t) || !t)
               throw nb::type_error(("expected a torch.ByteTensor, but got " +
                                     std::string(nb::type_name(new_state.type()).c_str()))
                                        .c_str());
-            EMBER_CHECK(t->numel() == 16, "Expected either a RNG state of size 16; got ",
-                        t->numel());
+            if (t->dtype() != kByte) throw nb::type_error("RNG state must be a torch.ByteTensor");
             Tensor c = t->contiguous();
-            const auto* bytes = c.data_ptr<uint8_t>();
-            uint64_t seed = 0, offset = 0;
-            for (int i = 7; i >= 0; --i) {
-              seed = (seed << 8) | bytes[i];
-              offset = (offset << 8) | bytes[8 + i];
-            }
-            nb::cast<Generator&>(self).set_state(seed, offset);
+            nb::cast<Generator&>(self).set_state(c.data_ptr<uint8_t>(), c.numel());
             return nb::borrow(self);
           },
           nb::arg("new_state"),
           doc("set_state(new_state) -> Generator",
-              "Restores a state returned by get_state() and returns the generator."));
+              "Restores a state returned by get_state() (ember's or torch's) and returns the "
+              "generator."));
   m.def(
       "default_generator", [] { return default_generator(); },
       doc("default_generator() -> Generator",
@@ -155,6 +141,46 @@ void bind_random(nb::module_& m) {
       nb::arg("self"), nb::arg("low"), nb::arg("high"), gen,
       doc("_random_(self, low, high, generator) -> None",
           "Fills self with uniform integers from [low, high) (behind Tensor.random_)."));
+  m.def(
+      "_exponential_", [](Tensor& t, double lambd, Gen g) { exponential_(t, lambd, gen_of(g)); },
+      nb::arg("self"), nb::arg("lambd"), gen,
+      doc("_exponential_(self, lambd, generator) -> None",
+          "Fills self with exponential samples (behind Tensor.exponential_)."));
+  m.def(
+      "_cauchy_",
+      [](Tensor& t, double median, double sigma, Gen g) { cauchy_(t, median, sigma, gen_of(g)); },
+      nb::arg("self"), nb::arg("median"), nb::arg("sigma"), gen,
+      doc("_cauchy_(self, median, sigma, generator) -> None",
+          "Fills self with Cauchy samples (behind Tensor.cauchy_)."));
+  m.def(
+      "_log_normal_",
+      [](Tensor& t, double mean, double std, Gen g) { log_normal_(t, mean, std, gen_of(g)); },
+      nb::arg("self"), nb::arg("mean"), nb::arg("std"), gen,
+      doc("_log_normal_(self, mean, std, generator) -> None",
+          "Fills self with log-normal samples (behind Tensor.log_normal_)."));
+  m.def(
+      "_geometric_", [](Tensor& t, double p, Gen g) { geometric_(t, p, gen_of(g)); },
+      nb::arg("self"), nb::arg("p"), gen,
+      doc("_geometric_(self, p, generator) -> None",
+          "Fills self with geometric samples (behind Tensor.geometric_)."));
+  m.def(
+      "_poisson",
+      [](const Tensor& t, Gen g) {
+        GeneratorPtr p = gen_of(g);
+        return op::poisson.call(t, p ? p : default_generator());
+      },
+      nb::arg("input"), gen,
+      doc("_poisson(input, generator) -> Tensor",
+          "Poisson samples with the rates in input (behind ember.poisson)."));
+  m.def(
+      "_binomial",
+      [](const Tensor& count, const Tensor& prob, Gen g) {
+        GeneratorPtr p = gen_of(g);
+        return op::binomial.call(count, prob, p ? p : default_generator());
+      },
+      nb::arg("count"), nb::arg("prob"), gen,
+      doc("_binomial(count, prob, generator) -> Tensor",
+          "Binomial samples of count trials of probability prob (behind ember.binomial)."));
   m.def(
       "_bernoulli", [](const Tensor& t, Gen g) { return bernoulli(t, gen_of(g)); },
       nb::arg("input"), gen,

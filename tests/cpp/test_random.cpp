@@ -1,13 +1,15 @@
-// Random sampling: Philox known answers, reproducibility across seeds and thread counts,
-// moments within loose bounds, ranges and PyTorch's errors.
+// Random sampling: mt19937 known answers and torch's pinned values, reproducibility across seeds
+// and thread counts, moments within loose bounds, ranges and PyTorch's errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <random>
 #include <set>
 #include <vector>
 
+#include "ember/cpu/random_draw.h"
 #include "ember/ember.h"
 
 using namespace ember;
@@ -57,13 +59,19 @@ const ScalarType kFloats[] = {kHalf, kBFloat16, kFloat, kDouble};
 
 }  // namespace
 
-TEST(RandomPhilox, Random123KnownAnswers) {
-  using A4 = std::array<uint32_t, 4>;
-  EXPECT_EQ(philox4x32({0, 0, 0, 0}, {0, 0}), (A4{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}));
-  EXPECT_EQ(philox4x32({0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, {0xffffffff, 0xffffffff}),
-            (A4{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}));
-  EXPECT_EQ(philox4x32({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, {0xa4093822, 0x299f31d0}),
-            (A4{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
+TEST(RandomMt19937, KnownAnswers) {
+  // The C++ standard's check of mt19937 (the 10000th output for seed 5489), and torch's numbers.
+  Generator g(5489);
+  EXPECT_EQ(g.random(), 3499211612u);
+  for (int i = 1; i < 9999; ++i) g.random();
+  EXPECT_EQ(g.random(), 4123659995u);
+  manual_seed(0);
+  EXPECT_EQ(values(rand({3})),
+            (std::vector<double>{0.49625658988952637, 0.7682217955589294, 0.08847743272781372}));
+  manual_seed(0);
+  EXPECT_EQ(values(randn({3})),
+            (std::vector<double>{1.5409960746765137, -0.293428897857666, -2.1787893772125244}));
+  EXPECT_EQ(Generator().initial_seed(), 67280421310721u);
 }
 
 TEST(RandomGenerator, SameSeedSameNumbers) {
@@ -78,31 +86,37 @@ TEST(RandomGenerator, SameSeedSameNumbers) {
   EXPECT_EQ(default_generator()->initial_seed(), 42u);
 }
 
-TEST(RandomGenerator, CountersContinueAcrossCallsAndStateRestores) {
-  // Element i of a call uses counter offset + i, so two draws equal one draw of both sizes.
+TEST(RandomGenerator, StreamContinuesAcrossCallsAndStateRestores) {
+  // Uniform samples take one draw each, so two calls equal one call of both sizes.
   auto g = gen(5);
   Tensor first = rand({300}, g), second = rand({200}, g);
   Tensor whole = rand({500}, gen(5));
   EXPECT_TRUE(same_bits(first, slice(whole, 0, 0, 300, 1)));
   EXPECT_TRUE(same_bits(second, slice(whole, 0, 300, 500, 1)));
-  auto state = g->state();
-  EXPECT_EQ(state.second, 500u);
-  Tensor next = randn({50}, g);
-  g->set_state(state.first, state.second);
-  EXPECT_TRUE(same_bits(next, randn({50}, g)));
+  randn({3}, g);  // leaves a cached normal, which the state keeps
+  std::vector<uint8_t> state = g->state();
+  EXPECT_EQ(int64_t(state.size()), Generator::kStateBytes);
+  Tensor next = randn({50}, g, kDouble);
+  g->set_state(state.data(), int64_t(state.size()));
+  EXPECT_TRUE(same_bits(next, randn({50}, g, kDouble)));
+  expect_error([&] { g->set_state(state.data(), 16); },
+               "Expected a CPUGeneratorImplState of size 5056 but found the input RNG state size "
+               "to be 16");
+  state[8] = state[9] = state[10] = state[11] = 0;  // left = 0
+  expect_error([&] { g->set_state(state.data(), int64_t(state.size())); }, "Invalid mt19937 state");
 }
 
-TEST(RandomGenerator, ElementIUsesCounterOffsetPlusI) {
-  // The documented contract, checked on a length that leaves partial lane groups and chunks.
+TEST(RandomGenerator, DoubleUniformIsTheLow53BitsOfTwoDraws) {
   auto g = gen(77);
-  rand({10}, g);  // offset 10
+  rand({10}, g);  // ten float samples: ten draws
   const int64_t n = 100003;
   Tensor u = rand({n}, g, kDouble);
   const double* p = u.data_ptr<double>();
-  for (int64_t i : {int64_t(0), int64_t(15), int64_t(16), int64_t(16383), int64_t(16384), n - 1}) {
-    auto r = philox(77, uint64_t(10 + i));
-    uint64_t bits = (uint64_t(r[0]) << 32 | r[1]) >> 11;
-    EXPECT_EQ(p[i], double(bits) * 0x1p-53) << i;
+  std::mt19937 ref(77);  // the standard engine has torch's seeding
+  ref.discard(10);
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t hi = ref(), lo = ref();
+    ASSERT_EQ(p[i], double((hi << 32 | lo) & ((uint64_t(1) << 53) - 1)) * 0x1p-53) << i;
   }
 }
 
@@ -146,7 +160,7 @@ TEST(RandomMoments, UniformAndNormalInEveryFloatDtype) {
 }
 
 TEST(RandomRanges, UniformNeverReachesUpperBound) {
-  // Close bounds where rounding would carry a float16 value up to `to`.
+  // Close bounds where rounding would carry a float16 value up to `to` (torch gives `from`).
   Tensor h = empty({100000}, kHalf);
   std::vector<double> v = values(uniform_(h, 1.0, 1.0078125, gen(1)));
   EXPECT_LT(*std::max_element(v.begin(), v.end()), 1.0078125);
@@ -223,6 +237,18 @@ TEST(RandomBernoulli, ScalarAndTensorProbabilities) {
   expect_error([&] { bernoulli_(x, 1.5); }, "bernoulli_ expects p to be in [0, 1], but got p=1.5");
   expect_error([] { bernoulli(full({3}, 2.0)); }, "Expected p_in >= 0 && p_in <= 1");
   expect_error([] { bernoulli(ones({3}, TensorOptions(kLong))); }, "not implemented for 'Long'");
+}
+
+TEST(RandomBernoulli, MklStreamKnownAnswers) {
+  // MKL 2024.2's viRngBernoulli (ICDF) on VSL_BRNG_MCG31 gave these (Note [MKL Bernoulli]).
+  using V = std::vector<int32_t>;
+  V out(24), skip(8), zero(8);
+  cpu::mcg31_bernoulli(out.data(), 24, 123456789u, 0.3);
+  EXPECT_EQ(out, (V{1, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1, 0, 1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0}));
+  cpu::mcg31_bernoulli(skip.data(), 8, 123456789u, 0.7, 1000);  // vslSkipAheadStream(1000)
+  EXPECT_EQ(skip, (V{1, 1, 0, 1, 1, 1, 1, 1}));
+  cpu::mcg31_bernoulli(zero.data(), 8, 0u, 0.5);
+  EXPECT_EQ(zero, (V{1, 0, 1, 1, 1, 0, 0, 0}));
 }
 
 TEST(RandomMultinomial, WithReplacementFollowsProbabilities) {

@@ -1,65 +1,72 @@
 #pragma once
-// The seedable random generator (Philox4x32-10), shared by the sampling ops and their kernels.
-// PyTorch keeps its Generator in ATen/core for the same reason.
+// The seedable random generator (torch's CPU generator: mt19937), shared by the sampling ops and
+// their kernels. PyTorch keeps its Generator in ATen/core for the same reason.
 #include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <utility>
+#include <optional>
+#include <vector>
 
 namespace ember {
 
-// Note [Philox counters]
-// Philox4x32-10 maps (a 128-bit counter, a 64-bit key) to 128 random bits, with no state between
-// calls. The generator holds only (seed, offset): a sampling op reserves one counter per element,
-// [offset, offset + n), and element i (in row-major order of the output) uses counter
-// offset + i. Any chunking over threads computes the same bits for the same element, and the
-// next op starts where this one ended, so a seed fixes every draw of a program.
+// Note [torch's random stream]
+// Programs seeded with manual_seed must draw torch's numbers (`import ember as torch` changes
+// nothing), so the generator is torch's CPU one: a 32-bit Mersenne Twister (mt19937) seeded with
+// the low 32 bits of the seed by Knuth's linear recurrence, random64() = two draws, the first in
+// the high half, and one cached double normal sample (the second output of Box-Muller). A sampling
+// op holds lock() for all its draws and draws in torch's order: elements in memory order, one or
+// two 32-bit draws each as torch's distribution does (cpu/random.cpp). get_state() is torch's
+// 5056-byte layout, so states move between ember and torch.
 
-/// The Philox4x32-10 bijection (Salmon et al., 2011; Random123's reference constants).
-inline std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> ctr,
-                                          std::array<uint32_t, 2> key) {
-  constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u, kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
-  for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      key[0] += kW0;
-      key[1] += kW1;
-    }
-    uint64_t p0 = uint64_t(kM0) * ctr[0], p1 = uint64_t(kM1) * ctr[2];
-    ctr = {uint32_t(p1 >> 32) ^ ctr[1] ^ key[0], uint32_t(p1), uint32_t(p0 >> 32) ^ ctr[3] ^ key[1],
-           uint32_t(p0)};
-  }
-  return ctr;
-}
-
-/// The 128 random bits of counter `ctr` under `seed`.
-inline std::array<uint32_t, 4> philox(uint64_t seed, uint64_t ctr) {
-  return philox4x32({uint32_t(ctr), uint32_t(ctr >> 32), 0, 0},
-                    {uint32_t(seed), uint32_t(seed >> 32)});
-}
-
-/// A counter-based generator (Philox 4x32-10): streams are reproducible and splittable.
+/// torch's CPU generator: mt19937 plus the cached normal samples.
 class Generator {
  public:
-  explicit Generator(uint64_t seed = 67280421310721ULL);
-  /// Sets the seed and rewinds the counter.
+  static constexpr uint64_t kDefaultSeed = 67280421310721ULL;
+  static constexpr int64_t kStateBytes = 5056;
+
+  explicit Generator(uint64_t seed = kDefaultSeed);
+  /// Sets the seed, restarts the stream and drops the cached normals.
   void manual_seed(uint64_t seed);
   /// Seeds from a non-deterministic source and returns the seed (torch.seed()).
   uint64_t seed();
   uint64_t initial_seed() const;
-  /// Reserves `n` 128-bit blocks and returns the offset of the first (for parallel sampling).
-  uint64_t advance(uint64_t n);
-  /// Reserves `n` blocks and returns (seed, first offset) read together, safe against a
-  /// concurrent manual_seed.
-  std::pair<uint64_t, uint64_t> reserve(uint64_t n);
-  /// Serializes/restores (seed, offset) for get_state/set_state.
-  std::pair<uint64_t, uint64_t> state() const;
-  void set_state(uint64_t seed, uint64_t offset);
+  /// Held by a sampling op for all its draws (torch's generator mutex).
+  std::unique_lock<std::mutex> lock() const { return std::unique_lock<std::mutex>(mutex_); }
+
+  // The draws: call with lock() held.
+  uint32_t random() {
+    if (--left_ == 0) twist();
+    uint32_t y = mt_[next_++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    return y ^ (y >> 18);
+  }
+  uint64_t random64() {
+    uint64_t hi = random();
+    return hi << 32 | random();
+  }
+  /// The second normal of the last Box-Muller pair of double draws, until used.
+  std::optional<double>& next_double_normal() { return next_double_normal_; }
+
+  /// torch's state tensor bytes (CPUGeneratorImplState).
+  std::vector<uint8_t> state() const;
+  /// Restores state() bytes; raises torch's errors for a wrong size or an invalid state.
+  void set_state(const uint8_t* bytes, int64_t n);
 
  private:
+  static constexpr int kN = 624;
+  void reseed(uint64_t seed);
+  void twist();
+
   mutable std::mutex mutex_;
-  uint64_t seed_;
-  uint64_t offset_ = 0;
+  uint64_t seed_ = 0;
+  std::array<uint32_t, kN> mt_{};
+  int left_ = 1;
+  uint32_t next_ = 0;
+  std::optional<double> next_double_normal_;
+  std::optional<float> next_float_normal_;  // kept for torch's state round trip
 };
 using GeneratorPtr = std::shared_ptr<Generator>;
 

@@ -1,11 +1,12 @@
 // Random sampling: argument checks, dispatch entry points and the (zero)
-// derivatives of the sampling ops. Kernels are in cpu/random.cpp. See Note [Philox counters].
+// derivatives of the sampling ops. Kernels are in cpu/random.cpp. See Note [torch's random stream].
 #include "ember/ops/random.h"
 
 #include <cmath>
 #include <limits>
 #include <random>
 
+#include "ember/core/dispatch_dtype.h"
 #include "ember/core/shape.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/derivative.h"
@@ -66,14 +67,40 @@ Tensor& random_autograd(Tensor& self, int64_t from, std::optional<int64_t> to,
     op::random_.redispatch(backend_of(self), self, from, to, gen);
   });
 }
+Tensor& exponential_autograd(Tensor& self, double lambd, const GeneratorPtr& gen) {
+  return fill_random_autograd(self, "ExponentialBackward0", [&] {
+    op::exponential_.redispatch(backend_of(self), self, lambd, gen);
+  });
+}
+Tensor& cauchy_autograd(Tensor& self, double median, double sigma, const GeneratorPtr& gen) {
+  return fill_random_autograd(self, "CauchyBackward0", [&] {
+    op::cauchy_.redispatch(backend_of(self), self, median, sigma, gen);
+  });
+}
+Tensor& log_normal_autograd(Tensor& self, double mean, double std, const GeneratorPtr& gen) {
+  return fill_random_autograd(self, "LogNormalBackward0", [&] {
+    op::log_normal_.redispatch(backend_of(self), self, mean, std, gen);
+  });
+}
+Tensor& geometric_autograd(Tensor& self, double p, const GeneratorPtr& gen) {
+  return fill_random_autograd(self, "GeometricBackward0",
+                              [&] { op::geometric_.redispatch(backend_of(self), self, p, gen); });
+}
 EMBER_REGISTER_KERNEL(op::uniform_, Autograd, uniform_autograd);
 EMBER_REGISTER_KERNEL(op::normal_, Autograd, normal_autograd);
 EMBER_REGISTER_KERNEL(op::bernoulli_, Autograd, bernoulli_scalar_autograd);
 EMBER_REGISTER_KERNEL(op::random_, Autograd, random_autograd);
+EMBER_REGISTER_KERNEL(op::exponential_, Autograd, exponential_autograd);
+EMBER_REGISTER_KERNEL(op::cauchy_, Autograd, cauchy_autograd);
+EMBER_REGISTER_KERNEL(op::log_normal_, Autograd, log_normal_autograd);
+EMBER_REGISTER_KERNEL(op::geometric_, Autograd, geometric_autograd);
 
 }  // namespace
 
 EMBER_DERIVATIVE(op::bernoulli, "BernoulliBackward0", (self, generator), zero_grad(grad));
+EMBER_DERIVATIVE(op::poisson, "PoissonBackward0", (self, generator), zero_grad(grad));
+EMBER_DERIVATIVE(op::binomial, "BinomialBackward0", (count, prob, generator), zero_grad(grad),
+                 zero_grad(grad));
 
 namespace {
 
@@ -100,13 +127,46 @@ void check_random_bounds(ScalarType t, int64_t from, std::optional<int64_t> to) 
     default:
       lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
   }
-  const char* name = t == kByte    ? "unsigned char"
-                     : t == kChar  ? "signed char"
-                     : t == kShort ? "short int"
-                     : t == kInt   ? "int"
-                                   : "long int";
+  const std::string_view name = cpp_type_name(t);
   EMBER_CHECK(from >= lo && from <= hi, "from is out of bounds for ", name);
   if (to) EMBER_CHECK(*to - 1 >= lo && *to - 1 <= hi, "to - 1 is out of bounds for ", name);
+}
+
+// An integer as a floating dtype holds it, read back (int64 -> T -> int64, as C++ casts).
+template <class T>
+int64_t held(int64_t v) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) return int64_t(T(v));
+  else return int64_t(float(T(float(v))));
+}
+
+// torch's update_from/update_to: a bound a floating dtype cannot hold exactly moves inward to
+// the next one it can, so [from, to) keeps to integers the dtype represents.
+std::pair<int64_t, std::optional<int64_t>> float_bounds(ScalarType t, int64_t from,
+                                                        std::optional<int64_t> to) {
+  if (!is_floating_point(t)) return {from, to};
+  dispatch<kFloatTypes>(t, "random_update_from_to", [&](auto tag) {
+    using T = decltype(tag);
+    int digits = 0;
+    if constexpr (std::is_same_v<T, Half>) digits = 11;
+    else if constexpr (std::is_same_v<T, BFloat16>) digits = 8;
+    else digits = std::numeric_limits<T>::digits;
+    auto top_bit = [](int64_t v) {
+      int n = 0;
+      for (uint64_t a = uint64_t(v < 0 ? -v : v); a >>= 1;) ++n;
+      return n;
+    };
+    const int64_t from_plus_1 = held<T>(from + 1);
+    if (from_plus_1 < from) from = from_plus_1 + (int64_t(1) << (top_bit(from + 1) - digits + 1));
+    if (to) {
+      const int64_t to_minus_1 = held<T>(*to - 1);
+      if (to_minus_1 >= *to) to = to_minus_1 - (int64_t(1) << (top_bit(*to - 1) - digits + 1));
+      EMBER_CHECK(from < *to,
+                  "random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, "
+                  "but got from=",
+                  from, " >= to=", *to);
+    }
+  });
+  return {from, to};
 }
 
 }  // namespace
@@ -139,7 +199,44 @@ Tensor& bernoulli_(Tensor& self, double p, const GeneratorPtr& gen) {
 
 Tensor& random_(Tensor& self, int64_t from, std::optional<int64_t> to, const GeneratorPtr& gen) {
   check_random_bounds(self.dtype(), from, to);
-  op::random_.call(self, from, to, gen_or_default(gen));
+  auto [lo, hi] = float_bounds(self.dtype(), from, to);
+  op::random_.call(self, lo, hi, gen_or_default(gen));
+  bump_inplace_version(self);
+  return self;
+}
+
+Tensor& exponential_(Tensor& self, double lambd, const GeneratorPtr& gen) {
+  EMBER_CHECK(lambd > 0.0, "exponential_ expects lambda > 0.0, but found lambda=", lambd);
+  EMBER_CHECK(self.numel() == 0 || is_floating_point(self.dtype()),
+              "Exponential distribution is a continuous probability distribution. dtype must "
+              "be a floating point but you specified ",
+              scalar_type_name(self.dtype()));
+  op::exponential_.call(self, lambd, gen_or_default(gen));
+  bump_inplace_version(self);
+  return self;
+}
+
+Tensor& cauchy_(Tensor& self, double median, double sigma, const GeneratorPtr& gen) {
+  EMBER_CHECK(sigma > 0.0, "cauchy_ expects sigma > 0.0, but found sigma=", sigma);
+  EMBER_CHECK(self.numel() == 0 || is_floating_point(self.dtype()),
+              "Cauchy distribution is a continuous probability distribution. dtype must be a "
+              "floating point but you specified ",
+              cpp_type_name(self.dtype()));
+  op::cauchy_.call(self, median, sigma, gen_or_default(gen));
+  bump_inplace_version(self);
+  return self;
+}
+
+Tensor& log_normal_(Tensor& self, double mean, double std, const GeneratorPtr& gen) {
+  EMBER_CHECK(std > 0.0, "log_normal_ expects std > 0.0, but found std=", std);
+  op::log_normal_.call(self, mean, std, gen_or_default(gen));
+  bump_inplace_version(self);
+  return self;
+}
+
+Tensor& geometric_(Tensor& self, double p, const GeneratorPtr& gen) {
+  EMBER_CHECK(0 < p && p < 1, "geometric_ expects p to be in (0, 1), but got p=", p);
+  op::geometric_.call(self, p, gen_or_default(gen));
   bump_inplace_version(self);
   return self;
 }
@@ -169,7 +266,8 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef size, const GeneratorPtr& 
                ScalarType dtype) {
   Tensor t = empty(size, dtype);
   check_random_bounds(dtype, low, high);
-  op::random_.call(t, low, std::optional<int64_t>(high), gen_or_default(gen));
+  auto [lo, hi] = float_bounds(dtype, low, high);
+  op::random_.call(t, lo, hi, gen_or_default(gen));
   return t;
 }
 

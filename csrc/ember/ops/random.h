@@ -1,6 +1,6 @@
 #pragma once
 // Random numbers: the sampling ops over the seedable generator of core/generator.h. Same seed,
-// same numbers, whatever the thread count. See Note [Philox counters].
+// same numbers as torch, whatever the thread count. See Note [torch's random stream].
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -31,7 +31,7 @@ Tensor randn(IntArrayRef size, const TensorOptions& options);
 Tensor randint(int64_t low, int64_t high, IntArrayRef size, const TensorOptions& options);
 /// Integers in [0, high).
 Tensor randint(int64_t high, IntArrayRef size, const TensorOptions& options = {});
-/// A random permutation of 0..n-1 (Fisher-Yates).
+/// A random permutation of 0..n-1 (torch's shuffle).
 Tensor randperm(int64_t n, const GeneratorPtr& gen = nullptr, ScalarType dtype = kLong);
 /// Fills with U[from, to).
 Tensor& uniform_(Tensor& self, double from = 0, double to = 1, const GeneratorPtr& gen = nullptr);
@@ -43,6 +43,16 @@ Tensor& bernoulli_(Tensor& self, double p, const GeneratorPtr& gen = nullptr);
 /// for floating dtypes), as torch's random_.
 Tensor& random_(Tensor& self, int64_t from = 0, std::optional<int64_t> to = std::nullopt,
                 const GeneratorPtr& gen = nullptr);
+/// Fills with Exp(lambd) samples.
+Tensor& exponential_(Tensor& self, double lambd = 1, const GeneratorPtr& gen = nullptr);
+/// Fills with Cauchy(median, sigma) samples.
+Tensor& cauchy_(Tensor& self, double median = 0, double sigma = 1,
+                const GeneratorPtr& gen = nullptr);
+/// Fills with exp of N(mean, std^2) samples.
+Tensor& log_normal_(Tensor& self, double mean = 1, double std = 2,
+                    const GeneratorPtr& gen = nullptr);
+/// Fills with the trial of the first success of Bernoulli(p) trials (from 1).
+Tensor& geometric_(Tensor& self, double p, const GeneratorPtr& gen = nullptr);
 /// 0/1 samples with probabilities `self`.
 Tensor bernoulli(const Tensor& self, const GeneratorPtr& gen = nullptr);
 /// Indices sampled from the rows of `self` (1-d or 2-d, unnormalized weights).

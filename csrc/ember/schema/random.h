@@ -20,6 +20,27 @@ EMBER_DECLARE_OP(
     random_,
     "random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)",
     Tensor&(Tensor&, int64_t, std::optional<int64_t>, const std::shared_ptr<Generator>&));
+EMBER_DECLARE_OP(exponential_,
+                 "exponential_(Tensor(a!) self, float lambd=1., *, Generator? generator=None) "
+                 "-> Tensor(a!)",
+                 Tensor&(Tensor&, double, const std::shared_ptr<Generator>&));
+EMBER_DECLARE_OP(cauchy_,
+                 "cauchy_(Tensor(a!) self, float median=0., float sigma=1., *, Generator? "
+                 "generator=None) -> Tensor(a!)",
+                 Tensor&(Tensor&, double, double, const std::shared_ptr<Generator>&));
+EMBER_DECLARE_OP(log_normal_,
+                 "log_normal_(Tensor(a!) self, float mean=1., float std=2., *, Generator? "
+                 "generator=None) -> Tensor(a!)",
+                 Tensor&(Tensor&, double, double, const std::shared_ptr<Generator>&));
+EMBER_DECLARE_OP(geometric_,
+                 "geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> "
+                 "Tensor(a!)",
+                 Tensor&(Tensor&, double, const std::shared_ptr<Generator>&));
+EMBER_DECLARE_OP(poisson, "poisson(Tensor self, Generator? generator=None) -> Tensor",
+                 Tensor(const Tensor&, const std::shared_ptr<Generator>&));
+EMBER_DECLARE_OP(binomial,
+                 "binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, const std::shared_ptr<Generator>&));
 EMBER_DECLARE_OP(bernoulli, "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
                  Tensor(const Tensor&, const std::shared_ptr<Generator>&));
 EMBER_DECLARE_OP(multinomial,

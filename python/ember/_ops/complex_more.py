@@ -39,22 +39,14 @@ def _vc(x):
 # --- random draws ----------------------------------------------------------------------------
 
 
-def complex_draw(draw, size, dtype, scale):
-    """A complex tensor of `size` whose real and imaginary parts are real draws times scale
-    (torch's complex randn has variance 1/2 per part, so that E|z|^2 = 1)."""
-    parts = draw(tuple(size) + (2,), _real_dtype(dtype))
-    if scale != 1.0:
-        parts = parts * scale
-    return _vc(parts)
-
-
 def normal_c_(self, mean, std, generator):
     """normal_ for a complex tensor: each part drawn with std / sqrt(2) around the parts of
     mean (a complex mean shifts both parts)."""
     m = builtins.complex(mean)
     r = view_as_real(self)
-    _C._normal_(r, 0.0, float(std) / math.sqrt(2.0), generator)
-    if m != 0:
+    # a real mean goes into the draw as torch's kernel takes it (the same rounding)
+    _C._normal_(r, m.real if m.imag == 0 else 0.0, float(std) / math.sqrt(2.0), generator)
+    if m.imag != 0:
         r.select(-1, 0).add_(m.real)
         r.select(-1, 1).add_(m.imag)
     return self

@@ -1,9 +1,7 @@
 """Random sampling: generators and seeds, random factories, samplers the core has no kernel for."""
 
-import math
-
 from .. import _C
-from .._C import Tensor, ceil, erfinv, exp, float64, log1p, tan
+from .._C import Tensor
 from .._device import factory_device, is_meta, meta_empty, place
 from ..autograd.grad_mode import no_grad
 from . import _op_range
@@ -49,18 +47,15 @@ default_generator = _C.default_generator()
 
 def _rand(size, generator, dtype):
     if dtype is not None and dtype.is_complex:  # both parts uniform on [0, 1), as torch
-        from .complex_more import complex_draw
-
-        return complex_draw(lambda s, d: _C._rand(list(s), generator, d), size, dtype, 1.0)
+        return uniform_(empty(list(size), dtype=dtype), generator=generator)
     return _C._rand(size, generator, dtype)
 
 
 def _randn(size, generator, dtype):
-    if dtype is not None and dtype.is_complex:  # variance 1/2 per part, as torch
-        from .complex_more import complex_draw
+    if dtype is not None and dtype.is_complex:  # torch: normal_ of the real view, std 1/sqrt(2)
+        from .complex_more import normal_c_
 
-        draw = lambda s, d: _C._randn(list(s), generator, d)  # noqa: E731
-        return complex_draw(draw, size, dtype, math.sqrt(0.5))
+        return normal_c_(empty(list(size), dtype=dtype), 0.0, 1.0, generator)
     return _C._randn(size, generator, dtype)
 
 
@@ -169,8 +164,8 @@ def rand_like(
     t = _like_target(input, dtype, device, memory_format, "rand_like", pin_memory)
     if t is not None:
         return _finish(t if t.is_meta else t.uniform_(generator=generator), requires_grad)
-    t = _rand(list(input.shape), generator, _like(input, dtype))
-    return _finish(_laid_out_like(t, input, memory_format), requires_grad)
+    t = _draw_laid_out_like(input, _like(input, dtype), memory_format, generator, _rand)
+    return _finish(t, requires_grad)
 
 
 def randn_like(
@@ -192,8 +187,10 @@ def randn_like(
     t = _like_target(input, dtype, device, memory_format, "randn_like", pin_memory)
     if t is not None:
         return _finish(t if t.is_meta else t.normal_(generator=generator), requires_grad)
-    t = _randn(list(input.shape), generator, _like(input, dtype))
-    return _finish(_laid_out_like(t, input, memory_format), requires_grad)
+    t = _draw_laid_out_like(
+        input, _like(input, dtype), memory_format, generator, _randn, in_place="normal_"
+    )
+    return _finish(t, requires_grad)
 
 
 def randint_like(
@@ -219,8 +216,27 @@ def randint_like(
     t = _like_target(input, dtype, device, memory_format, "randint_like", pin_memory)
     if t is not None:
         return _finish(t if t.is_meta else t.random_(low, high, generator=generator), requires_grad)
-    t = _C._randint(low, high, list(input.shape), generator, _like(input, dtype))
-    return _laid_out_like(t, input, memory_format)
+
+    def draw(size, gen, dt):
+        return _C._randint(low, high, size, gen, dt)
+
+    return _draw_laid_out_like(input, _like(input, dtype), memory_format, generator, draw)
+
+
+def _draw_laid_out_like(input, dtype, memory_format, generator, draw, in_place=None):
+    """draw(size, generator, dtype) laid out as empty_like(input) would be: torch fills that
+    tensor in memory order, so the draw runs over the dims ordered by stride and is permuted
+    back (a fresh tensor, at version 0). normal_ of a non-contiguous tensor draws otherwise than
+    of a contiguous one, so `in_place` names the method that fills such a layout itself."""
+    shape = list(input.shape)
+    target = _laid_out_like(empty(shape, dtype=dtype), input, memory_format)
+    if target.is_contiguous():
+        return draw(shape, generator, dtype)
+    if in_place is not None:
+        return getattr(target, in_place)(generator=generator)
+    order = sorted(range(len(shape)), key=lambda d: -target.stride(d))
+    drawn = draw([shape[d] for d in order], generator, dtype)
+    return drawn.permute(sorted(range(len(shape)), key=order.__getitem__))
 
 
 def manual_seed(seed):
@@ -287,6 +303,15 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, **_):
     if isinstance(mean, Tensor) and mean.dtype.is_complex:  # both parts, variance std^2 / 2
         shape = _C.broadcast_shapes(mean.shape, std.shape if isinstance(std, Tensor) else ())
         return mean + std * _randn(list(shape), generator, mean.dtype)
+    if isinstance(mean, Tensor) and not isinstance(std, Tensor):
+        # torch draws N(0, std) into mean's shape, then adds mean
+        if not std >= 0.0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        with no_grad():
+            out = empty(list(mean.shape), dtype=mean.dtype).normal_(
+                0.0, float(std), generator=generator
+            )
+        return out + mean
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         m = mean if isinstance(mean, Tensor) else tensor(float(mean))
         s = std if isinstance(std, Tensor) else tensor(float(std))
@@ -298,14 +323,14 @@ def poisson(input, generator=None):
     """poisson(input, generator=None) -> Tensor
 
     Poisson draws with rates input, of input's shape and dtype."""
-    return _samplers().poisson(input, generator)
+    return _C._poisson(input, generator)
 
 
 def binomial(count, prob, generator=None):
     """binomial(count, prob, generator=None) -> Tensor
 
     Binomial draws with count trials of success probability prob (broadcast)."""
-    return _samplers().binomial(count, prob, generator)
+    return _C._binomial(count, prob, generator)
 
 
 def _standard_gamma(input, generator=None):
@@ -374,13 +399,16 @@ def bernoulli_(self, p=0.5, *, generator=None):
     return self
 
 
-def random_(self, from_=0, to=None, *, generator=None):
+_NO_TO = object()
+
+
+def random_(self, from_=None, to=_NO_TO, *, generator=None):
     """random_(from=0, to=None, *, generator=None) -> Tensor
 
     Fills self with integers drawn uniformly from [from, to) (the dtype's range when to is None)."""
-    if to is None and from_ != 0:
-        from_, to = 0, from_
-    _C._random_(self, from_, to, generator)
+    if to is _NO_TO:  # random_() and random_(to), torch's overloads without `from`
+        from_, to = (0, None) if from_ is None else (0, from_)
+    _C._random_(self, 0 if from_ is None else from_, to, generator)
     return self
 
 
@@ -388,48 +416,32 @@ def exponential_(self, lambd=1.0, *, generator=None):
     """exponential_(lambd=1, *, generator=None) -> Tensor
 
     Fills self with samples from the exponential distribution with rate lambd."""
-    if not lambd > 0.0:
-        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    if self.numel() == 0:  # torch's kernel checks the dtype of elements it draws
-        return self
-    if not self.is_floating_point():
-        from .._type_info import scalar_type_name
-
-        raise RuntimeError(
-            "Exponential distribution is a continuous probability distribution. dtype must be a "
-            f"floating point but you specified {scalar_type_name(self.dtype)}"
-        )
-    _C._uniform_(self, 0.0, 1.0, generator)
-    self.copy_(-(1 - self).log() / lambd)
+    _C._exponential_(self, float(lambd), generator)
     return self
 
 
-def _sampler(draw):
-    # Samplers by inverse transform of uniform draws from the same generator as uniform_.
-    def method(self, *args, generator=None):
-        with no_grad():
-            u = empty(self.shape, dtype=float64).uniform_(generator=generator)
-            return self.copy_(draw(u, *args))
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """cauchy_(median=0, sigma=1, *, generator=None) -> Tensor
 
-    return method
+    Fills self with samples from the Cauchy distribution with the given median and scale."""
+    _C._cauchy_(self, float(median), float(sigma), generator)
+    return self
 
 
-cauchy_ = _sampler(lambda u, median=0.0, sigma=1.0: median + sigma * tan(math.pi * (u - 0.5)))
-log_normal_ = _sampler(
-    lambda u, mean=1.0, std=2.0: exp(mean + std * math.sqrt(2) * erfinv(2 * u - 1))
-)
-# 1 - u lies in (0, 1], so the logarithm is finite; the result counts trials, from 1.
-geometric_ = _sampler(lambda u, p: ceil(log1p(-u) / math.log1p(-p)).clamp(min=1))
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """log_normal_(mean=1, std=2, *, generator=None)
 
-cauchy_.__doc__ = """cauchy_(median=0, sigma=1, *, generator=None) -> Tensor
+    Fills self with exp of normal samples of the given mean and std."""
+    _C._log_normal_(self, float(mean), float(std), generator)
+    return self
 
-Fills self with samples from the Cauchy distribution with the given median and scale."""
-log_normal_.__doc__ = """log_normal_(mean=1, std=2, *, generator=None)
 
-Fills self with exp of normal samples of the given mean and std."""
-geometric_.__doc__ = """geometric_(p, *, generator=None) -> Tensor
+def geometric_(self, p, *, generator=None):
+    """geometric_(p, *, generator=None) -> Tensor
 
-Fills self with the number of Bernoulli(p) trials up to and including the first success."""
+    Fills self with the number of Bernoulli(p) trials up to and including the first success."""
+    _C._geometric_(self, float(p), generator)
+    return self
 
 
 # torch's profiler names for the random factories (an allocation first, then the sampling),

@@ -11,7 +11,7 @@ from .._type_info import finfo
 from ..autograd.grad_mode import no_grad
 from . import constraints
 from .distribution import Distribution, ExponentialFamily, expand_params
-from .utils import broadcast_all, uniform_open
+from .utils import broadcast_all
 
 __all__ = ["Cauchy", "Exponential", "Laplace", "Normal", "Uniform"]
 
@@ -102,8 +102,8 @@ class Laplace(_LocScale):
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         eps = finfo(self.loc.dtype).eps
-        # u in (-1, 1) open at both ends so log1p(-|u|) stays finite.
-        u = rand(tuple(shape), dtype=self.loc.dtype) * (2 - 2 * eps) - (1 - eps)
+        # u in (-1, 1) so log1p(-|u|) stays finite; torch's draw, the same values for a seed
+        u = empty(tuple(shape), dtype=self.loc.dtype).uniform_(eps - 1, 1)
         return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
 
     def log_prob(self, value):
@@ -250,7 +250,7 @@ class Exponential(ExponentialFamily):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        return -uniform_open(shape, self.rate).log() / self.rate
+        return empty(tuple(shape), dtype=self.rate.dtype).exponential_() / self.rate
 
     def log_prob(self, value):
         value = self._checked(value, self.rate)

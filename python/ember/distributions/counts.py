@@ -1,16 +1,16 @@
-"""Count families: Poisson, Binomial, Multinomial (samplers in samplers.py)."""
+"""Count families: Poisson, Binomial, Multinomial (torch's samplers, in the core)."""
 
 from numbers import Number
 
 from .._ops.creation import arange, ones_like, tensor, zeros, zeros_like
 from .._ops.elementwise import xlogy
 from .._ops.index import where
+from .._ops.random import binomial, poisson
 from .._size import Size
 from ..autograd.grad_mode import no_grad
 from . import constraints
 from .discrete import Categorical, _BinaryLogits, _one_of
 from .distribution import Distribution, ExponentialFamily, expand_params
-from .samplers import binomial, poisson
 from .utils import broadcast_all
 
 __all__ = ["Binomial", "Multinomial", "Poisson"]

@@ -6,7 +6,7 @@ from numbers import Number
 
 from .._ops.creation import full_like, ones_like, zeros_like
 from .._ops.index import where
-from .._ops.random import rand
+from .._ops.random import poisson, rand
 from .._size import Size
 from .._type_info import finfo
 from ..autograd.grad_mode import no_grad
@@ -17,7 +17,6 @@ from .counts import _Trials
 from .discrete import _BinaryParams, _one_of
 from .distribution import Distribution, ExponentialFamily, expand_params
 from .gamma import Gamma
-from .samplers import poisson
 from .transformed import TransformedDistribution
 from .transforms import PowerTransform, StickBreakingTransform
 from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs

@@ -1,5 +1,5 @@
 """Samplers ember's core lacks, written with tensor ops: standard gamma (with the implicit
-reparameterization gradient), Poisson, binomial, and the regularized incomplete gamma for
+reparameterization gradient) and the regularized incomplete gamma for
 Gamma.cdf. Draws are computed in float64 and cast back.
 
 Note [Gamma reparameterization]: a gamma draw x = F^-1(u; alpha) has dx/dalpha =
@@ -13,16 +13,14 @@ import math
 
 from .. import _C
 from .._C import broadcast_tensors, float64, minimum
-from .._ops.creation import arange, empty_like, full_like, linspace, ones, ones_like, zeros_like
+from .._ops.creation import arange, full_like, linspace, ones, ones_like, zeros_like
 from .._ops.index import where
 from .._ops.random import rand, randn
 from .._type_info import finfo
 
 __all__ = [
-    "binomial",
     "gamma_rsample",
     "gammainc",
-    "poisson",
     "standard_gamma",
     "standard_gamma_grad",
 ]
@@ -196,108 +194,3 @@ def gamma_rsample(alpha, generator=None):
         return x
     grad = standard_gamma_grad(alpha, x)
     return x + grad * (alpha - alpha.detach())
-
-
-def poisson(rate, generator=None):
-    """Poisson(rate) draws of rate's shape and dtype: counting exponential arrivals below 10,
-    Hormann's transformed rejection (PTRS) from 10 up."""
-    lam = rate.detach().double()
-    small = lam < 10
-    out = zeros_like(lam)
-    # Arrivals: the count of unit-rate exponential gaps whose running sum stays <= rate.
-    total = zeros_like(lam)
-    active = small & (lam > 0)
-    while bool(active.any()):
-        total = total + empty_like(lam).exponential_(generator=generator)
-        active = active & (total <= lam)
-        out = out + active.double()
-    big = ~small
-    if bool(big.any()):
-        out = where(big, _ptrs(lam.clamp(min=10), generator), out)
-    return out.to(rate.dtype)
-
-
-def _ptrs(lam, generator):
-    slam, loglam = lam.sqrt(), lam.log()
-    b = 0.931 + 2.53 * slam
-    a = -0.059 + 0.02483 * b
-    inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
-    vr = 0.9277 - 3.6224 / (b - 2)
-    out = zeros_like(lam)
-    pending = ones_like(lam, dtype=_C.bool)
-    while bool(pending.any()):
-        u = rand(tuple(lam.shape), dtype=float64, generator=generator) - 0.5
-        v = rand(tuple(lam.shape), dtype=float64, generator=generator)
-        us = 0.5 - u.abs()
-        k = ((2 * a / us + b) * u + lam + 0.43).floor()
-        quick = (us >= 0.07) & (v <= vr)
-        lhs = v.log() + inv_alpha.log() - (a / (us * us) + b).log()
-        not_rejected = (k >= 0) & ((us >= 0.013) | (v <= us))
-        slow = not_rejected & (lhs <= -lam + k * loglam - (k + 1).clamp(min=1).lgamma())
-        take = pending & (quick | slow)
-        out = where(take, k, out)
-        pending = pending & ~take
-    return out
-
-
-def binomial(count, prob, generator=None):
-    """Binomial(count, prob) draws (count and prob broadcast), for p <= 1/2 by symmetry:
-    counting geometric waiting times when count * p < 10, else Hormann's BTRS rejection."""
-    count, prob = broadcast_tensors(count.detach(), prob.detach())
-    n = count.double()
-    p = prob.double()
-    flip = p > 0.5
-    q = where(flip, 1 - p, p)
-    small = n * q < 10
-    out = zeros_like(q)
-    if bool(small.any()):
-        out = where(small, _binomial_waiting(n, q, small, generator), out)
-    if bool((~small).any()):
-        big_q = where(small, full_like(q, 0.5), q)
-        big_n = where(small, full_like(n, 100.0), n)
-        out = where(small, out, _btrs(big_n, big_q, generator))
-    out = where(flip, n - out, out)
-    return out.to(prob.dtype)
-
-
-def _binomial_waiting(n, p, active, generator):
-    """The successes among n trials, found by jumping geometric gaps between them."""
-    log_q = (-p).log1p()
-    position = zeros_like(p)
-    successes = zeros_like(p)
-    active = active & (p > 0) & (n > 0)
-    while bool(active.any()):
-        u = rand(tuple(p.shape), dtype=float64, generator=generator).clamp(min=1e-300)
-        position = position + (u.log() / log_q).floor() + 1
-        active = active & (position <= n)
-        successes = successes + active.double()
-    return successes
-
-
-def _btrs(n, p, generator):
-    q = 1 - p
-    spq = (n * p * q).sqrt()
-    b = 1.15 + 2.53 * spq
-    a = -0.0873 + 0.0248 * b + 0.01 * p
-    c = n * p + 0.5
-    alpha = (2.83 + 5.1 / b) * spq
-    log_odds = (p / q).log()
-    mode = ((n + 1) * p).floor()
-    h = (mode + 1).lgamma() + (n - mode + 1).lgamma()
-    vr = 0.92 - 4.2 / b
-    out = zeros_like(p)
-    pending = ones_like(p, dtype=_C.bool)
-    while bool(pending.any()):
-        u = rand(tuple(p.shape), dtype=float64, generator=generator) - 0.5
-        v = rand(tuple(p.shape), dtype=float64, generator=generator)
-        us = 0.5 - u.abs()
-        k = ((2 * a / us + b) * u + c).floor()
-        inside = (k >= 0) & (k <= n)
-        quick = (us >= 0.07) & (v <= vr)
-        kc = k.clamp(min=0).minimum(n)
-        log_v = (v * alpha / (a / (us * us) + b)).log()
-        bound = h - (kc + 1).lgamma() - (n - kc + 1).lgamma() + (kc - mode) * log_odds
-        take = pending & inside & (quick | (log_v <= bound))
-        out = where(take, k, out)
-        pending = pending & ~take
-    return out

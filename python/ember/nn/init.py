@@ -5,7 +5,8 @@ import warnings
 
 from .._C import float64
 from .._ops import creation as _creation
-from .._ops.creation import empty
+from .._ops.creation import empty, empty_like
+from .._ops.index import where
 from .._ops.random import randperm
 from ..autograd.grad_mode import no_grad
 
@@ -79,7 +80,7 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None)
 
-    Fills `tensor` from N(mean, std^2) truncated to [a, b] (inverse-CDF method)."""
+    Fills `tensor` from N(mean, std^2) truncated to [a, b] (rejection sampling)."""
 
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
@@ -90,14 +91,53 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
             "values may be incorrect.",
             stacklevel=2,
         )
-    with no_grad():
-        lo, hi = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
-        tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
-        tensor.erfinv_()
-        tensor.mul_(std * math.sqrt(2.0))
-        tensor.add_(mean)
-        tensor.clamp_(min=a, max=b)
+    if tensor.is_meta:  # no values to draw
         return tensor
+    with no_grad():
+        p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
+        if p > 0.3:
+            _redraw_outside(tensor, mean, std, a, b, generator)
+        else:
+            _uniform_under_peak(tensor, mean, std, a, b, generator)
+        return tensor
+
+
+# torch 2.13's two rejection samplers, draw for draw (the same seed gives the same values): most
+# of the mass inside [a, b] redraws N(mean, std) where it falls outside; little mass inside
+# proposes U(a, b) and accepts where log U(0, 1) <= the log density below its peak on [a, b].
+def _redraw_outside(tensor, mean, std, a, b, generator):
+    lo = _creation.tensor(a, dtype=tensor.dtype).item()  # the bounds as tensor's dtype holds them
+    hi = _creation.tensor(b, dtype=tensor.dtype).item()
+    result = tensor.normal_(mean, std, generator=generator)
+    while True:
+        mask = (result < lo) | (result > hi)
+        if not mask.any():
+            break
+        result = where(mask, empty_like(result).normal_(mean, std, generator=generator), result)
+    if result is not tensor:
+        tensor.copy_(result)
+
+
+def _uniform_under_peak(tensor, mean, std, a, b, generator):
+    mode = max(a, min(mean, b))
+    log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+    def log_density(x):
+        return x.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+
+    candidates, accept = empty_like(tensor), empty_like(tensor)
+    tensor.uniform_(a, b, generator=generator)
+    log_density(candidates.copy_(tensor))
+    pending = accept.uniform_(generator=generator).log_().gt(candidates)
+    result = tensor
+    while pending.any():
+        candidates.uniform_(a, b, generator=generator)
+        result = where(pending, candidates, result)
+        log_density(candidates)
+        rejected = accept.uniform_(generator=generator).log_().gt(candidates)
+        pending = where(pending, rejected, pending)
+    if result is not tensor:
+        tensor.copy_(result)
 
 
 def constant_(tensor, val):
@@ -183,7 +223,8 @@ def xavier_uniform_(tensor, gain=1.0, generator=None):
 
     Glorot uniform: U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    a = math.sqrt(3.0) * gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    a = math.sqrt(3.0) * std  # torch's order of operations: the same bound to the last bit
     return uniform_(tensor, -a, a, generator)
 
 
@@ -203,7 +244,8 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
-    bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    bound = math.sqrt(3.0) * std  # torch's order of operations: the same bound to the last bit
     return uniform_(tensor, -bound, bound, generator)
 
 
@@ -230,9 +272,9 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.size(0)
     cols = tensor.numel() // rows
-    flattened = (
-        empty(rows, cols, dtype=float64, device="cpu").normal_(0, 1, generator=generator).numpy()
-    )
+    # drawn in tensor's dtype, as torch: the same samples from the same seed
+    drawn = empty(rows, cols, dtype=tensor.dtype, device="cpu").normal_(0, 1, generator=generator)
+    flattened = drawn.to(float64).numpy()
     if rows < cols:
         flattened = flattened.T
     import numpy as _np  # on first use: see ember._ops.creation._numpy
