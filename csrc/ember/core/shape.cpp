@@ -38,7 +38,7 @@ DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op) {
   for (size_t i = n; i-- > 0;) {  // from the right: torch reports the last mismatching dim
     int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    EMBER_CHECK(da == db || da == 1 || db == 1, op, ": the size of tensor a (", da,
+    EMBER_CHECK(da == db || da == 1 || db == 1, op, ": The size of tensor a (", da,
                 ") must match the size of tensor b (", db, ") at non-singleton dimension ", i,
                 "; shapes ", a, " and ", b, " are not broadcastable");
     out[i] = da == 1 ? db : da;

@@ -159,7 +159,7 @@ void check_copy(const Tensor& self, const Tensor& src) {
     int64_t x = a[a.size() - 1 - i], y = b[b.size() - 1 - i];
     ok = y == x || y == 1;
   }
-  EMBER_CHECK(ok, "copy_: the size of tensor a (", a, ") must match the size of tensor b (", b,
+  EMBER_CHECK(ok, "copy_: The size of tensor a (", a, ") must match the size of tensor b (", b,
               ") at non-singleton dimension");
 }
 
