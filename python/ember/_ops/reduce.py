@@ -5,7 +5,7 @@ from .. import _C, return_types
 from .._C import Tensor, broadcast_shapes, isnan
 from .._type_info import scalar_type_name
 from . import _names
-from ._util import _check_repeats_in_order, _float
+from ._util import _check_repeats_in_order, _float, wrap_dim
 from .complex import complex as _complex
 from .creation import full, linspace, ones, ones_like, zeros
 from .index import bucketize, where
@@ -248,7 +248,21 @@ def renorm(input, p, dim, maxnorm):
     """renorm(input, p, dim, maxnorm) -> Tensor
 
     input with each slice along dim rescaled so that its p-norm is at most maxnorm."""
-    dims = tuple(d for d in range(input.dim()) if d != dim % input.dim())
+    # torch's checks, in its order, before the dim is wrapped
+    if isinstance(p, complex):
+        raise RuntimeError("renorm: p must be real-valued")
+    if not p > 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if isinstance(maxnorm, complex):
+        raise RuntimeError("renorm: maxnorm must be real-valued")
+    if not maxnorm >= 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    if input.dim() < 2:
+        raise RuntimeError(
+            f"renorm: input needs at least 2 dimensions, got {input.dim()} dimensions"
+        )
+    dim = wrap_dim(dim, input.dim())
+    dims = tuple(d for d in range(input.dim()) if d != dim)
     norms = input.norm(p, dims, keepdim=True)
     scale = where(norms > maxnorm, maxnorm / (norms + 1e-7), ones([], dtype=norms.dtype))
     return input * scale.detach() if not input.requires_grad else input * scale
