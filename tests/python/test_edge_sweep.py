@@ -233,6 +233,18 @@ CASES = [
         ("RuntimeError", "Input dtype must be either a floating point or complex dtype. Got: Long"),
     ),
     (
+        "r = T.std_mean(T.ones(3, dtype=T.int64))",
+        ("RuntimeError", "std_mean only support floating point and complex dtypes"),
+    ),
+    (
+        "r = T.var_mean(T.ones(3, dtype=T.bool), 0)",
+        ("RuntimeError", "var_mean only support floating point and complex dtypes"),
+    ),
+    (
+        "r = T.var(T.ones(3, dtype=T.int64))",
+        ("RuntimeError", "std and var only support floating point and complex dtypes"),
+    ),
+    (
         "r = T.cat([T.tensor(1j), T.zeros(0)])",
         ("RuntimeError", "zero-dimensional tensor (at position 0) cannot be concatenated"),
     ),

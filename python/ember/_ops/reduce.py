@@ -87,26 +87,38 @@ def _var_args(dim, unbiased, keepdim):
     return dim, unbiased, keepdim
 
 
+def _var_mean(input, dim, unbiased, keepdim, correction):
+    dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
+    return _C._var_mean(input, dim, _correction(unbiased, correction), keepdim)
+
+
+def _check_floating(name, input):
+    """torch names var_mean/std_mean in their dtype refusal (std/var share the kernel's text)."""
+    if isinstance(input, Tensor) and not (input.is_floating_point() or input.is_complex()):
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
+
+
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """var_mean(input, dim=None, *, correction=1, keepdim=False) -> (Tensor, Tensor)
 
     The variance and the mean over dim, with Bessel's correction set by correction."""
-    dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
-    return _C._var_mean(input, dim, _correction(unbiased, correction), keepdim)
+    _check_floating("var_mean", input)
+    return _var_mean(input, dim, unbiased, keepdim, correction)
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """var(input, dim=None, *, correction=1, keepdim=False) -> Tensor
 
     The variance over dim (all elements when None), with Bessel's correction set by correction."""
-    return var_mean(input, dim, unbiased, keepdim, correction=correction)[0]
+    return _var_mean(input, dim, unbiased, keepdim, correction)[0]
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """std_mean(input, dim=None, *, correction=1, keepdim=False) -> (Tensor, Tensor)
 
     The standard deviation and the mean over dim."""
-    v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
+    _check_floating("std_mean", input)
+    v, m = _var_mean(input, dim, unbiased, keepdim, correction)
     return v.sqrt(), m
 
 
