@@ -266,6 +266,19 @@ CASES = [
         "b = T.zeros(6); o = b[1:]; T.square(T.zeros(3, 0), out=o); r = (o.stride(), b)",
         ((1, 1), ("float32", [6], [0.0] * 6)),
     ),
+    # a Python number where torch's only signature takes a Tensor: its argument-position text
+    (
+        "r = T.hypot(T.ones(2), 2.5)",
+        ("TypeError", "hypot(): argument 'other' (position 2) must be Tensor, not float"),
+    ),
+    (
+        "r = T.atan2(T.ones(2), 1)",
+        ("TypeError", "atan2(): argument 'other' (position 2) must be Tensor, not int"),
+    ),
+    (
+        "r = T.logical_xor(T.ones(2), True)",
+        ("TypeError", "logical_xor(): argument 'other' (position 2) must be Tensor, not bool"),
+    ),
     # torch's wording: broadcasting, and the CPU kernel named in a dtype refusal
     (
         'r = T.ones(2, 3) + T.ones(4)',
