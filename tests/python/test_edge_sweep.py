@@ -279,6 +279,13 @@ CASES = [
         "r = T.logical_xor(T.ones(2), True)",
         ("TypeError", "logical_xor(): argument 'other' (position 2) must be Tensor, not bool"),
     ),
+    # a real tensor ** a complex128 one computes in complex128 (the error, scaled, was ~100)
+    (
+        "z = T.tensor([6, -7]) ** T.tensor([1 + 0j, 0.5 + 2j], dtype=T.complex128); "
+        "w = T.tensor([6, 0.0033686562005713367 - 0.0036143535930806864j], dtype=T.complex128); "
+        "r = (z - w).abs() * 1e9",
+        ("float64", [2], [0.0, 0.0]),
+    ),
     # torch's wording: broadcasting, and the CPU kernel named in a dtype refusal
     (
         'r = T.ones(2, 3) + T.ones(4)',

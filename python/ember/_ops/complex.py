@@ -378,7 +378,8 @@ def _pow(input, exponent):
             return input * 1
         if exponent == 0:
             return ones_like(input)
-    z = _as_complex(input)
+    # the log in the promoted dtype: int64 ** complex128 is computed in complex128, as torch's
+    z = _as_complex(input, _complex_dtype(_C.result_type(input, exponent)))
     return _exp(_log(z) * exponent)
 
 
