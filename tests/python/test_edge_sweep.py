@@ -13,6 +13,7 @@ import pytest
 
 import ember
 
+_INF = math.inf
 _NAN_SEQ = "s = T.tensor([-inf, -2.5, 0.0, inf, nan]); "
 _PARTIAL = "some elements of the input tensor and the written-to tensor refer to a single memory"
 
@@ -285,6 +286,15 @@ CASES = [
         "w = T.tensor([6, 0.0033686562005713367 - 0.0036143535930806864j], dtype=T.complex128); "
         "r = (z - w).abs() * 1e9",
         ("float64", [2], [0.0, 0.0]),
+    ),
+    # complex sqrt by parts: exact zero parts and C99's limits at infinity
+    (
+        "r = T.sqrt(T.tensor([-4 + 0j, complex(inf, -7), complex(-inf, 2), complex(3, inf)]))",
+        ("complex64", [4], [2j, complex(_INF, 0), complex(0, _INF), complex(_INF, _INF)]),
+    ),
+    (
+        "r = T.signbit(T.tensor([-4 + 0j, complex(inf, -7)], dtype=T.complex128).sqrt_().imag)",
+        ("bool", [2], [False, True]),
     ),
     # torch's wording: broadcasting, and the CPU kernel named in a dtype refusal
     (
