@@ -24,6 +24,7 @@ import warnings
 
 from . import _C, return_types
 from ._C import Tensor
+from ._out_overlap import CAT_NAMES, check_no_internal_overlap, check_no_overlap
 
 __all__ = ["guard", "guarded", "method_guards", "write_out", "OUT_OPS", "SIGNATURES"]
 
@@ -126,6 +127,10 @@ SIGNATURES = {
     "fmax": ("Tensor input, Tensor other, *, " + _OUT,),
     "logical_and": ("Tensor input, Tensor other, *, " + _OUT,),
     "logical_or": ("Tensor input, Tensor other, *, " + _OUT,),
+    "logical_xor": ("Tensor input, Tensor other, *, " + _OUT,),
+    "atan2": ("Tensor input, Tensor other, *, " + _OUT,),
+    "arctan2": ("Tensor input, Tensor other, *, " + _OUT,),
+    "hypot": ("Tensor input, Tensor other, *, " + _OUT,),
     "equal": ("Tensor input, Tensor other",),
     "index_select": ("Tensor input, int dim, Tensor index, *, " + _OUT,),
     "flip": ("Tensor input, tuple of ints dims",),
@@ -607,7 +612,7 @@ def _call_out(name, orig, args, kwargs, out):
             "differentiation, but one of the arguments requires grad."
         )
     if name in _ELEMENTWISE_OUT_NAMES and isinstance(out, Tensor):
-        _check_no_internal_overlap(out)
+        check_no_internal_overlap(out)
     form = _ELEMENTWISE_OUT.get(_OUT_ALIASES.get(name, name))
     if form is not None and _plain(out) and all(_plain(a) for a in args):
         had = tuple(out.shape) if out.numel() else None
@@ -626,6 +631,9 @@ def _call_out(name, orig, args, kwargs, out):
             _check_out_first(name, form, args, kwargs, out)
         if complex_abs:
             return _write_one(name, orig(*args, **kwargs), out, cast=True)
+    if isinstance(out, Tensor) and (name in _ELEMENTWISE_OUT_NAMES or name in CAT_NAMES):
+        inputs = _flat_tensors(list(args) + list(kwargs.values()))
+        check_no_overlap(out, inputs, same_too=name in CAT_NAMES)
     if name in _DTYPE_FROM_OUT and kwargs.get("dtype") is None and isinstance(out, Tensor):
         kwargs["dtype"] = out.dtype
     return write_out(name, orig(*args, **kwargs), out)
@@ -710,18 +718,6 @@ _OUT_ALIASES = {
     "less_equal": "le",
     "not_equal": "ne",
 }
-
-
-def _check_no_internal_overlap(out):
-    """torch's TensorIterator refuses an out whose elements share memory (a stride-0 dim of
-    size > 1, an expanded tensor) before anything else; the out= kernels check it in C++
-    (meta::check_out), this is the same check for the ops written through write_out (aliases
-    such as absolute, multiply, greater, and the composite ones)."""
-    if any(st == 0 and sz > 1 for st, sz in zip(out.stride(), out.shape)):
-        raise RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor refers to a "
-            "single memory location. Please clone() the tensor before performing the operation."
-        )
 
 
 _PLAIN_DEVICES = frozenset(("cpu", "meta"))

@@ -237,7 +237,8 @@ def resize_(self, *sizes, memory_format=None):
     sizes = tuple(int(s) for s in _sizes(sizes))
     if any(s < 0 for s in sizes):
         raise RuntimeError(f"Trying to create tensor with negative dimension: {list(sizes)}")
-    strides = tuple(math.prod(sizes[i + 1 :]) for i in range(len(sizes)))
+    # torch's contiguous strides: a size-0 dim counts as 1 ((3, 0) has strides (1, 1))
+    strides = tuple(math.prod(max(s, 1) for s in sizes[i + 1 :]) for i in range(len(sizes)))
     n = math.prod(sizes)
     offset = self.storage_offset()
     room = self._storage_nbytes() // self.element_size() - offset

@@ -112,11 +112,15 @@ Tensor& binary_out(const char* name, Tensor& out, const Tensor& a, const Tensor&
   return out;
 }
 
-#define EMBER_BINARY_KERNEL_V(name, allowed, kind, vec, ...)                 \
+// `kname`: the name torch's dtype refusal quotes, its CPU kernel's ("bitwise_and_cpu" not
+// implemented for 'Float'); op_cpu but for a few.
+#define EMBER_BINARY_KERNEL_AS(name, kname, allowed, kind, vec, ...)         \
   Tensor& name##_out_kernel(const Tensor& a, const Tensor& b, Tensor& out) { \
-    return binary_out<allowed, kind, vec>(#name, out, a, b, __VA_ARGS__);    \
+    return binary_out<allowed, kind, vec>(kname, out, a, b, __VA_ARGS__);    \
   }                                                                          \
   EMBER_REGISTER_KERNEL(op::name##_out, CPU, name##_out_kernel);
+#define EMBER_BINARY_KERNEL_V(name, allowed, kind, vec, ...) \
+  EMBER_BINARY_KERNEL_AS(name, #name "_cpu", allowed, kind, vec, __VA_ARGS__)
 #define EMBER_BINARY_KERNEL(name, allowed, kind, ...) \
   EMBER_BINARY_KERNEL_V(name, allowed, kind, false, __VA_ARGS__)
 
@@ -131,14 +135,15 @@ EMBER_BINARY_KERNEL(div_trunc, kNumericTypes, Out::Value, [](auto x, auto y) {
   if constexpr (is_float_v<T>) return std::trunc(x / y);
   else {
     check_zero_div(y == 0);
-    return y == T(-1) ? T(-x) : T(x / y);
+    return std::is_signed_v<T> && y == T(-1) ? T(-x) : T(x / y);  // no INT_MIN / -1 trap
   }
 })
-EMBER_BINARY_KERNEL(floor_divide, kNumericTypes, Out::Value, [](auto x, auto y) {
-  using T = decltype(x);
-  if constexpr (!is_float_v<T>) check_zero_div(y == 0);
-  return floor_div(x, y);
-})
+EMBER_BINARY_KERNEL_AS(floor_divide, "div_floor_cpu", kNumericTypes, Out::Value, false,
+                       [](auto x, auto y) {
+                         using T = decltype(x);
+                         if constexpr (!is_float_v<T>) check_zero_div(y == 0);
+                         return floor_div(x, y);
+                       })
 EMBER_BINARY_KERNEL_V(remainder, kNumericTypes, Out::Value, true, [](auto x, auto y) {
   using T = decltype(x);
   if constexpr (!is_float_v<T>) check_zero_div(y == 0);
@@ -149,7 +154,7 @@ EMBER_BINARY_KERNEL_V(fmod, kNumericTypes, Out::Value, true, [](auto x, auto y) 
   if constexpr (is_float_v<T>) return std::fmod(x, y);
   else {
     check_zero_div(y == 0);
-    return y == T(-1) ? T(0) : T(x % y);
+    return std::is_signed_v<T> && y == T(-1) ? T(0) : T(x % y);
   }
 })
 constexpr auto pow_fn = [](auto x, auto y) {
@@ -223,16 +228,19 @@ EMBER_BINARY_KERNEL(fmax, kAllTypes, Out::Value, [](auto x, auto y) {
 EMBER_BINARY_KERNEL(bitwise_and, kIntBoolTypes, Out::Value, [](auto x, auto y) { return x & y; })
 EMBER_BINARY_KERNEL(bitwise_or, kIntBoolTypes, Out::Value, [](auto x, auto y) { return x | y; })
 EMBER_BINARY_KERNEL(bitwise_xor, kIntBoolTypes, Out::Value, [](auto x, auto y) { return x ^ y; })
-EMBER_BINARY_KERNEL(bitwise_left_shift, kIntTypes, Out::Value, [](auto x, auto y) {
-  using T = decltype(x);
-  using U = std::make_unsigned_t<T>;
-  return (y < 0 || y >= T(sizeof(T) * 8)) ? T(0) : T(U(x) << y);
-})
-EMBER_BINARY_KERNEL(bitwise_right_shift, kIntTypes, Out::Value, [](auto x, auto y) {
-  using T = decltype(x);
-  if (y < 0 || y >= T(sizeof(T) * 8)) return T(std::is_signed_v<T> && x < 0 ? -1 : 0);
-  return T(x >> y);
-})
+EMBER_BINARY_KERNEL_AS(bitwise_left_shift, "lshift_cpu", kIntTypes, Out::Value, false,
+                       [](auto x, auto y) {
+                         using T = decltype(x);
+                         using U = std::make_unsigned_t<T>;
+                         return (y < 0 || y >= T(sizeof(T) * 8)) ? T(0) : T(U(x) << y);
+                       })
+EMBER_BINARY_KERNEL_AS(bitwise_right_shift, "rshift_cpu", kIntTypes, Out::Value, false,
+                       [](auto x, auto y) {
+                         using T = decltype(x);
+                         if (y < 0 || y >= T(sizeof(T) * 8))
+                           return T(std::is_signed_v<T> && x < 0 ? -1 : 0);
+                         return T(x >> y);
+                       })
 EMBER_BINARY_KERNEL(logical_and, kAllTypes, Out::Bool,
                     [](auto x, auto y) { return bool(x) && bool(y); })
 EMBER_BINARY_KERNEL(logical_or, kAllTypes, Out::Bool,
@@ -246,6 +254,8 @@ EMBER_BINARY_KERNEL(le, kAllTypes, Out::Bool, [](auto x, auto y) { return x <= y
 EMBER_BINARY_KERNEL(gt, kAllTypes, Out::Bool, [](auto x, auto y) { return x > y; })
 EMBER_BINARY_KERNEL(ge, kAllTypes, Out::Bool, [](auto x, auto y) { return x >= y; })
 #undef EMBER_BINARY_KERNEL
+#undef EMBER_BINARY_KERNEL_V
+#undef EMBER_BINARY_KERNEL_AS
 
 // add/sub carry alpha: out = a + alpha * b.
 template <class T>
@@ -292,18 +302,20 @@ Tensor& where_out_kernel(const Tensor& cond, const Tensor& a, const Tensor& b, T
 }
 EMBER_REGISTER_KERNEL(op::where_out, CPU, where_out_kernel);
 
-// min(max(x, lo), hi) in one pass (vpmaxsb/vpminsb and kin); lo <= hi is the caller's.
+// min(max(x, lo), hi) in one pass (vpmaxsb/vpminsb and kin). A bound converts to T as torch's
+// does, wrapping (clamp(uint8, -1) is clamp(uint8, 255)); the int64 extremes stand for no bound.
 Tensor clamp_int_kernel(const Tensor& self, int64_t lo, int64_t hi) {
   Tensor out = empty_like_inputs(self.sizes(), self.dtype(), {&self});
   TensorIter it({&out, &self});
   dispatch<kIntTypes>(self.dtype(), "clamp", [&](auto tag) {
     using T = decltype(tag);
     using L = std::numeric_limits<T>;
-    const T l = T(std::clamp<int64_t>(lo, L::min(), L::max()));
-    const T h = T(std::clamp<int64_t>(hi, L::min(), L::max()));
+    const T l = lo == std::numeric_limits<int64_t>::min() ? L::min() : T(lo);
+    const T h = hi == std::numeric_limits<int64_t>::max() ? L::max() : T(hi);
     unary_loop<T, T>(it, [l, h](auto x) {
       using A = decltype(x);
-      return x < A(l) ? A(l) : (x > A(h) ? A(h) : x);
+      const A r = x < A(l) ? A(l) : x;
+      return r > A(h) ? A(h) : r;
     });
   });
   return out;

@@ -85,7 +85,8 @@ T round_half_even(T x) {
 template <class T>
 T python_mod(T a, T b) {
   if constexpr (std::is_integral_v<T>) {
-    T r = b == T(-1) ? T(0) : T(a % b);
+    // -1 only of a signed T (avoids the INT_MIN % -1 trap); uint8's T(-1) is 255
+    T r = std::is_signed_v<T> && b == T(-1) ? T(0) : T(a % b);
     return (r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
   } else {
     T r = std::fmod(a, b);
@@ -98,7 +99,7 @@ T python_mod(T a, T b) {
 template <class T>
 T floor_div(T a, T b) {
   if constexpr (std::is_integral_v<T>) {
-    if (b == T(-1)) return T(-a);  // avoids the INT_MIN / -1 trap
+    if (std::is_signed_v<T> && b == T(-1)) return T(-a);  // avoids the INT_MIN / -1 trap
     T q = T(a / b);
     return (a % b != 0 && ((a < 0) != (b < 0))) ? T(q - 1) : q;
   } else {

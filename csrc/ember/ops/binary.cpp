@@ -448,7 +448,7 @@ std::optional<std::pair<double, double>> number_bounds(const Tensor& self,
 
 // The bounds of clamp(x, lo, hi) for _ember_clamp_int: x an integer CPU tensor, each bound an
 // integer Python number (already checked to fit x's dtype, so the result keeps it); an absent
-// bound is the int64 extreme, which the kernel saturates; lo > hi gives hi everywhere.
+// bound is the int64 extreme, which the kernel reads as none.
 std::optional<std::pair<int64_t, int64_t>> int_bounds(const Tensor& self,
                                                       const std::optional<Tensor>& min,
                                                       const std::optional<Tensor>& max) {
@@ -462,7 +462,7 @@ std::optional<std::pair<int64_t, int64_t>> int_bounds(const Tensor& self,
   auto lo = read(min, std::numeric_limits<int64_t>::min());
   auto hi = read(max, std::numeric_limits<int64_t>::max());
   if (!lo || !hi) return std::nullopt;
-  return std::pair{std::min(*lo, *hi), *hi};
+  return std::pair{*lo, *hi};
 }
 }  // namespace
 

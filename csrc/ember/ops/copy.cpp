@@ -9,6 +9,7 @@
 #include "ember/dispatch/profile_range.h"
 #include "ember/ops/inplace.h"
 #include "ember/ops/memory_format.h"
+#include "ember/ops/meta.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -128,6 +129,10 @@ Tensor& apply_inplace(Tensor& self, const std::function<Tensor(const Tensor&)>& 
 }
 
 Tensor& copy_(Tensor& self, const Tensor& src) {
+  if (backend_of(self) != DispatchKey::Meta) {  // torch's TensorIterator checks, first
+    meta::check_no_internal_overlap(self);
+    meta::check_out_overlap(self, {&src});
+  }
   if (!self.sizes().equals(src.sizes()))
     broadcast_shapes(self.sizes(), src.sizes(), "copy_");  // raises on mismatch
   EMBER_CHECK(is_expandable_to(src.sizes(), self.sizes()), "copy_: source of shape ", src.sizes(),

@@ -442,8 +442,10 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) 
 
 Tensor& masked_fill_(Tensor& self, const Tensor& mask, const Tensor& value) {
   check_masked_fill(mask, value);
-  EMBER_CHECK(is_expandable_to(mask.sizes(), self.sizes()), "masked_fill_: mask of shape ",
-              mask.sizes(), " cannot be broadcast to self of shape ", self.sizes());
+  // torch's checks: the shapes broadcast, then to self's own
+  const DimVector shape = broadcast_shapes(self.sizes(), mask.sizes(), "masked_fill_");
+  EMBER_CHECK(IntArrayRef(shape).equals(self.sizes()), "masked_fill_: output with shape ",
+              self.sizes(), " doesn't match the broadcast shape ", shape);
   op::masked_fill_.call(self, mask, value);
   bump_inplace_version(self);
   return self;

@@ -3,6 +3,7 @@
 
 #include <string_view>
 
+#include "ember/core/memory_format.h"
 #include "ember/core/shape.h"
 #include "ember/core/type_promotion.h"
 #include "ember/dispatch/profile_range.h"
@@ -114,23 +115,33 @@ void check_meta_dtype(const char* name, const Elementwise& m) {
 }
 
 namespace {
-// The bytes [first, last) that t's elements span.
-std::pair<const char*, const char*> span_of(const Tensor& t) {
-  const char* first = static_cast<const char*>(t.data_ptr());
-  int64_t last = 0;
-  for (int64_t d = 0; d < t.dim(); ++d) last += (t.sizes()[size_t(d)] - 1) * t.strides()[size_t(d)];
-  return {first, first + (last + 1) * int64_t(t.element_size())};
+// Where torch tells overlaps apart (get_overlap_status): a non-empty, non-overlapping dense
+// tensor spans exactly numel elements from its first; other layouts are "too hard" and pass.
+bool spans_its_elements(const Tensor& t) {
+  return t.numel() > 0 && is_non_overlapping_and_dense(t.sizes(), t.strides());
 }
 }  // namespace
 
+void check_no_internal_overlap(const Tensor& t) {
+  // torch's has_internal_overlap: only a stride-0 dim of size > 1 is a sure overlap
+  for (size_t d = 0; d < t.sizes().size() && t.numel() > 0; ++d)
+    EMBER_CHECK(t.sizes()[d] <= 1 || t.strides()[d] != 0,
+                "unsupported operation: more than one element of the written-to tensor refers to "
+                "a single memory location. Please clone() the tensor before performing the "
+                "operation.");
+}
+
 void check_out_overlap(const Tensor& out, std::initializer_list<const Tensor*> inputs) {
-  if (out.numel() == 0) return;
-  const auto [o0, o1] = span_of(out);
+  if (!spans_its_elements(out)) return;
+  const char* o0 = static_cast<const char*>(out.data_ptr());
+  const char* o1 = o0 + out.nbytes();
   for (const Tensor* t : inputs) {
-    if (t->numel() == 0 || t->storage().get() != out.storage().get()) continue;
-    const bool same = t->data_ptr() == out.data_ptr() && t->sizes().equals(out.sizes()) &&
-                      t->strides().equals(out.strides());
-    const auto [i0, i1] = span_of(*t);
+    if (t->storage().get() != out.storage().get() || !spans_its_elements(*t)) continue;
+    const char* i0 = static_cast<const char*>(t->data_ptr());
+    const char* i1 = i0 + t->nbytes();
+    // the same span with the same strides is the same elements; any other shared byte raises
+    // (x.t().copy_(x) too)
+    const bool same = i0 == o0 && i1 == o1 && t->strides().equals(out.strides());
     EMBER_CHECK(same || i1 <= o0 || o1 <= i0,
                 "unsupported operation: some elements of the input tensor and the written-to "
                 "tensor refer to a single memory location. Please clone() the tensor before "
@@ -141,11 +152,7 @@ void check_out_overlap(const Tensor& out, std::initializer_list<const Tensor*> i
 void check_out(const char* name, const Elementwise& m, Tensor& out, OutDtype rule) {
   // torch's TensorIterator refuses an out whose elements share memory (a stride-0 dim of size > 1)
   // before it looks at dtypes or resizes: exp(tensor(1.), out=zeros(1).expand(3)) raises
-  for (size_t d = 0; d < out.sizes().size() && out.numel() > 0; ++d)
-    EMBER_CHECK(out.sizes()[d] <= 1 || out.strides()[d] != 0,
-                "unsupported operation: more than one element of the written-to tensor refers to "
-                "a single memory location. Please clone() the tensor before performing the "
-                "operation.");
+  check_no_internal_overlap(out);
   switch (rule) {
     case OutDtype::Cast:
       EMBER_CHECK(can_cast(m.result, out.dtype()), "result type ", scalar_type_name(m.result),

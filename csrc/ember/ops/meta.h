@@ -87,8 +87,12 @@ enum class OutDtype : uint8_t { Cast, Exact, Bool };
 /// on its own storage when that has room, as resize_; torch's warning about it is the Python
 /// layer's, which sees the shape change).
 void check_out(const char* name, const Elementwise& m, Tensor& out, OutDtype rule);
-/// torch's overlap rule for out=: out may be an input itself (the same elements) or apart from
-/// every input; a partial overlap raises torch's text.
+/// torch's overlap rules for a written tensor (out=, or self of an in-place op), checked before
+/// shapes and dtypes: no two of its elements may share memory (an expanded dim) ...
+void check_no_internal_overlap(const Tensor& t);
+/// ... and it may be an input itself (the same span of memory, the same strides) or apart from
+/// every input; a partial overlap raises torch's text. Only non-overlapping dense tensors are
+/// compared, as torch's get_overlap_status (strided slices are "too hard" there and pass).
 void check_out_overlap(const Tensor& out, std::initializer_list<const Tensor*> inputs);
 
 /// The out= form of an elementwise op (Python's `out=`): `step()` (the op's meta step, an
@@ -176,6 +180,7 @@ Tensor unary_op(const char* name, Result kind, const Tensor& self, Run run) {
 template <DispatchKey K, class Run>
 Tensor& unary_op_(const char* name, Result kind, Tensor& self, Run run) {
   if constexpr (K == DispatchKey::Meta) check_meta_devices(name, {&self});
+  if constexpr (K != DispatchKey::Meta) check_no_internal_overlap(self);
   const Elementwise m = unary(name, self, kind);
   check_inplace(m, self, name);
   if constexpr (K != DispatchKey::Meta) run(self, self);
@@ -188,6 +193,10 @@ template <DispatchKey K, bool OpmathScalar = false, class Run, class Check = NoC
 Tensor& binary_op_(const char* name, Result kind, Tensor& self, const Tensor& other, Run run,
                    Check check = {}) {
   if constexpr (K == DispatchKey::Meta) check_meta_devices(name, {&self, &other});
+  if constexpr (K != DispatchKey::Meta) {
+    check_no_internal_overlap(self);
+    check_out_overlap(self, {&other});
+  }
   const Elementwise m = binary(name, self, other, kind);
   check(m);
   if constexpr (K == DispatchKey::Meta) check_meta_dtype(name, m);

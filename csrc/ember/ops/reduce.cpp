@@ -295,10 +295,9 @@ Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<Scal
 Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
   profiler::Range prof_range(profiler::RangeKind::Op, "mean");
   ScalarType t = dtype.value_or(self.dtype());
-  EMBER_CHECK(
-      is_differentiable_type(t), "mean(): could not infer output dtype. ",
-      dtype ? "Optional" : "Input",
-      " dtype must be either a floating point or complex dtype. Got: ", scalar_type_name(t));
+  EMBER_CHECK(is_differentiable_type(t), "mean(): could not infer output dtype. ",
+              dtype ? "Optional" : "Input", " dtype must be either a floating point or complex ",
+              "dtype. Got: ", scalar_type_name(t));
   DimVector rd = reduced_dims(self.dim(), dim);
   int64_t n = count_of(self.sizes(), rd);
   // 16-bit floats divide the float32 sum, as torch does: their own sum may overflow (float16)

@@ -25,9 +25,11 @@ def _float(x):
 def _check_repeats_in_order(op, dim, ndim):
     """Some torch ops (nansum, linalg.vector_norm, var) check a dim list one entry at a time:
     a repeat before an out-of-range dim raises the repeat's RuntimeError; the other reductions
-    wrap every dim first. Stops at the first out-of-range dim (the caller's op raises there)."""
-    if dim is None or isinstance(dim, int) or not isinstance(dim, (tuple, list)) or ndim == 0:
+    wrap every dim first. Stops at the first out-of-range dim (the caller's op raises there).
+    A 0-d tensor's dims are -1 and 0, one dim twice."""
+    if dim is None or isinstance(dim, int) or not isinstance(dim, (tuple, list)):
         return
+    ndim = max(ndim, 1)
     seen = set()
     for d in dim:
         if not isinstance(d, int) or not -ndim <= d < ndim:

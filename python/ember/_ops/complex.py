@@ -378,7 +378,8 @@ def _pow(input, exponent):
             return input * 1
         if exponent == 0:
             return ones_like(input)
-    z = _as_complex(input)
+    # the log in the promoted dtype: int64 ** complex128 is computed in complex128, as torch's
+    z = _as_complex(input, _complex_dtype(_C.result_type(input, exponent)))
     return _exp(_log(z) * exponent)
 
 
@@ -490,14 +491,16 @@ def _allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def _cat(tensors, dim=0, *, out=None):
     tensors = list(tensors)
+    for i, t in enumerate(tensors):
+        if t.dim() == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     if builtins.any(t.dim() != 1 or t.shape[0] != 0 for t in tensors):
         # torch's legacy rule: a 1-D empty tensor is skipped beside tensors of other shapes
         tensors = [t for t in tensors if t.dim() != 1 or t.shape[0] != 0]
     ct = tensors[0].dtype
     for t in tensors[1:]:
         ct = _C.promote_types(ct, t.dtype)
-    nd = tensors[0].dim()
-    d = dim % builtins.max(nd, 1)
+    d = wrap_dim(dim, tensors[0].dim())
     parts = [view_as_real(_as_complex(t, ct)) for t in tensors]
     result = view_as_complex(_C.cat(parts, d).contiguous())
     return out.copy_(result) if out is not None else result
@@ -505,7 +508,7 @@ def _cat(tensors, dim=0, *, out=None):
 
 def _stack(tensors, dim=0, *, out=None):
     tensors = list(tensors)
-    d = dim % (tensors[0].dim() + 1)
+    d = wrap_dim(dim, tensors[0].dim() + 1)
     return _cat([t.unsqueeze(d) for t in tensors], d, out=out)
 
 
@@ -551,6 +554,11 @@ def _index_select(z, dim, index):
 
 
 def _mean(input, dim=None, keepdim=False, *, dtype=None):
+    if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Optional dtype must be either a floating "
+            f"point or complex dtype. Got: {scalar_type_name(dtype)}"
+        )
     z = input if dtype is None else input.to(dtype)
     total = z.sum() if dim is None else z.sum(dim, keepdim)  # checks dim (a 0-d z takes 0, -1)
     # the count of elements per result: 0 over an empty dim (nan + nan i, as torch's 0 / 0)

@@ -348,6 +348,15 @@ def _sqrt_parts(x, y):
     return _real_where(neg, _C.abs(other), t), _real_where(neg, _C.copysign(t, y), other)
 
 
+def _sqrt(z):
+    """The principal square root by parts (an exact zero part: sqrt(-4) is 2j, not 1e-16 + 2j),
+    with C99's limit where the imaginary part is infinite (inf + i y, whatever x is)."""
+    y = _im(z)
+    re, im = _sqrt_parts(_re(z), y)
+    iny = _C.isinf(y)
+    return _make(_real_where(iny, _full(re, _INF), re), _real_where(iny, y, im))
+
+
 def _one_minus_plus(z):
     """sqrt(1 - z) and sqrt(1 + z) as parts, 1 - z negating y itself (its zero's sign picks the
     side of the cut)."""
@@ -433,6 +442,7 @@ _INVERSE = {
 
 # (name, path, which positional args may be complex), as complex._PATHS
 PATHS = {
+    "sqrt": (_sqrt, 1),
     "expm1": (_expm1, 1),
     "log1p": (_log1p, 1),
     "exp2": (_exp2, 1),
@@ -459,6 +469,7 @@ PATHS.update(
         name + "_": (_in_place(path), 1)
         for name, path in (
             *_INVERSE.items(),
+            ("sqrt", _sqrt),
             ("expm1", _expm1),
             ("log1p", _log1p),
             ("exp2", _exp2),

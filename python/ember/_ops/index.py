@@ -2,11 +2,10 @@
 and mask copies, the *_scatter ops."""
 
 import builtins
-import operator
 
 from .. import _C
 from .._autocast_policy import promote as _autocast_promote
-from .._C import Tensor, broadcast_shapes, from_numpy, int64, isnan
+from .._C import Tensor, broadcast_shapes, from_numpy, int64
 from . import _names
 from .creation import tensor
 
@@ -97,19 +96,26 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
             f"match, but we got boundaries tensor {list(seq.shape)} and input value "
             f"tensor {list(values.shape)}"
         )
-    cmp = operator.le if right else operator.lt
-    if seq.dtype.is_floating_point or values.dtype.is_floating_point:
-        # torch orders NaN after every number.
-        base = cmp
-
-        def cmp(a, b):
-            return base(a, b) | (isnan(b) & (~isnan(a) | right))
-
-    if seq.dim() == 1:
-        counts = cmp(seq, values.unsqueeze(-1)).sum(-1)
-    else:
-        counts = cmp(seq.unsqueeze(-2), values.unsqueeze(-1)).sum(-1)
+    counts = _bisect(seq, values, right)
     return counts.int() if out_int32 else counts
+
+
+def _bisect(seq, values, right):
+    """torch's CPU bisection for each value: the lower bound moves past `mid` while
+    `not seq[mid] >= v` (`not seq[mid] > v` for the right side). A NaN compares false, so the
+    probe order decides where a NaN in the sequence sends a value, as in torch: the same steps
+    on every value at once, about log2(n) rounds."""
+    n = seq.shape[-1]
+    lo = values.new_zeros(values.shape, dtype=int64)
+    hi = lo + n
+    for _ in range(n.bit_length() + 1 if n else 0):
+        active = lo < hi
+        mid = ((lo + hi) // 2).clamp_(max=n - 1)
+        at = seq.take(mid) if seq.dim() == 1 else seq.gather(-1, mid)
+        past = ~((at > values) if right else (at >= values)) & active
+        lo = where(past, mid + 1, lo)
+        hi = where(active & ~past, mid, hi)
+    return lo
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):

@@ -5,7 +5,7 @@ from .. import _C, return_types
 from .._C import Tensor, broadcast_shapes, isnan
 from .._type_info import scalar_type_name
 from . import _names
-from ._util import _check_repeats_in_order, _float
+from ._util import _check_repeats_in_order, _float, wrap_dim
 from .complex import complex as _complex
 from .creation import full, linspace, ones, ones_like, zeros
 from .index import bucketize, where
@@ -87,26 +87,38 @@ def _var_args(dim, unbiased, keepdim):
     return dim, unbiased, keepdim
 
 
+def _var_mean(input, dim, unbiased, keepdim, correction):
+    dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
+    return _C._var_mean(input, dim, _correction(unbiased, correction), keepdim)
+
+
+def _check_floating(name, input):
+    """torch names var_mean/std_mean in their dtype refusal (std/var share the kernel's text)."""
+    if isinstance(input, Tensor) and not (input.is_floating_point() or input.is_complex()):
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
+
+
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """var_mean(input, dim=None, *, correction=1, keepdim=False) -> (Tensor, Tensor)
 
     The variance and the mean over dim, with Bessel's correction set by correction."""
-    dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
-    return _C._var_mean(input, dim, _correction(unbiased, correction), keepdim)
+    _check_floating("var_mean", input)
+    return _var_mean(input, dim, unbiased, keepdim, correction)
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """var(input, dim=None, *, correction=1, keepdim=False) -> Tensor
 
     The variance over dim (all elements when None), with Bessel's correction set by correction."""
-    return var_mean(input, dim, unbiased, keepdim, correction=correction)[0]
+    return _var_mean(input, dim, unbiased, keepdim, correction)[0]
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """std_mean(input, dim=None, *, correction=1, keepdim=False) -> (Tensor, Tensor)
 
     The standard deviation and the mean over dim."""
-    v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
+    _check_floating("std_mean", input)
+    v, m = _var_mean(input, dim, unbiased, keepdim, correction)
     return v.sqrt(), m
 
 
@@ -248,7 +260,21 @@ def renorm(input, p, dim, maxnorm):
     """renorm(input, p, dim, maxnorm) -> Tensor
 
     input with each slice along dim rescaled so that its p-norm is at most maxnorm."""
-    dims = tuple(d for d in range(input.dim()) if d != dim % input.dim())
+    # torch's checks, in its order, before the dim is wrapped
+    if isinstance(p, complex):
+        raise RuntimeError("renorm: p must be real-valued")
+    if not p > 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if isinstance(maxnorm, complex):
+        raise RuntimeError("renorm: maxnorm must be real-valued")
+    if not maxnorm >= 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    if input.dim() < 2:
+        raise RuntimeError(
+            f"renorm: input needs at least 2 dimensions, got {input.dim()} dimensions"
+        )
+    dim = wrap_dim(dim, input.dim())
+    dims = tuple(d for d in range(input.dim()) if d != dim)
     norms = input.norm(p, dims, keepdim=True)
     scale = where(norms > maxnorm, maxnorm / (norms + 1e-7), ones([], dtype=norms.dtype))
     return input * scale.detach() if not input.requires_grad else input * scale

@@ -549,6 +549,12 @@ def interpolate(
         raise ValueError("either size or scale_factor should be defined")
     if mode == "bilinear" and dim == 2 and input.is_quantized and not antialias:
         return _quantized._upsample_bilinear2d(input, output_size, align_corners, scales)
+    if mode != "area" and input.shape[1] == 0 and min(list(input.shape[2:]) + output_size) > 0:
+        # torch's resize kernels allow an empty batch only, checked before the dtype
+        raise RuntimeError(
+            f"Non-empty {input.dim()}D data tensor expected but got a tensor with sizes "
+            f"{list(input.shape)}"
+        )
     _check_interpolate_dtype(input, mode, dim, output_size)
     if antialias and dim == 2 and min(output_size + list(input.shape[2:])) <= 0:
         (ih, iw), (oh, ow) = input.shape[2:], output_size
