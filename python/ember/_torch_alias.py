@@ -1,5 +1,8 @@
 """The import hook behind ``python -m ember.run``: ``torch`` and every ``torch.<x>`` import
-resolves to ``ember`` / ``ember.<x>``, in every module of the program.
+resolves to ``ember`` / ``ember.<x>``, in every module of the program. ``functorch`` (torch's
+companion package, which imports torch's internals) resolves to ``ember._functorch_alias``: the
+submodules torch's docs use (``functorch.experimental.control_flow``, ``functorch.compile``)
+exist there and any other ``functorch.<x>`` is a ModuleNotFoundError naming it.
 
 This file imports nothing from ember at module level so that the opt-in startup hook
 (``ember/_dropin/sitecustomize.py``) can load it by path, and ember itself is imported only when
@@ -65,13 +68,25 @@ def _attribute_module(fullname, target_name):
     return _AttributeModule(fullname, target)
 
 
+# the top-level names the finder aliases -> the ember package standing for each
+_ALIASED = {"torch": "ember", "functorch": "ember._functorch_alias"}
+
+
+def _target(fullname):
+    """The ember module name `fullname` aliases, or None when it is not an aliased name."""
+    top, dot, rest = fullname.partition(".")
+    base = _ALIASED.get(top)
+    return None if base is None else base + dot + rest
+
+
 class TorchAliasFinder(importlib.abc.MetaPathFinder):
-    """Finds ``torch[.x]`` as the already-importable module ``ember[.x]``."""
+    """Finds ``torch[.x]`` as the already-importable module ``ember[.x]`` (and ``functorch[.x]``
+    as ``ember._functorch_alias[.x]``)."""
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != "torch" and not fullname.startswith("torch."):
+        target_name = _target(fullname)
+        if target_name is None:
             return None
-        target_name = "ember" + fullname[len("torch") :]
         try:
             module = importlib.import_module(target_name)
         except ModuleNotFoundError as e:
@@ -81,9 +96,15 @@ class TorchAliasFinder(importlib.abc.MetaPathFinder):
                     return importlib.util.spec_from_loader(
                         fullname, _Loader(module), origin=target_name, is_package=True
                     )
+                has = (
+                    "provides functorch, functorch.compile, functorch.experimental and "
+                    "functorch.experimental.control_flow only"
+                    if fullname.startswith("functorch.")
+                    else f"has no '{target_name}'"
+                )
                 raise ModuleNotFoundError(
                     f"No module named '{fullname}': ember, which stands in for torch here "
-                    f"(python -m ember.run / EMBER_AS_TORCH=1), has no '{target_name}'",
+                    f"(python -m ember.run / EMBER_AS_TORCH=1), {has}",
                     name=fullname,
                 ) from None
             raise

@@ -6,8 +6,10 @@ graph modules (``CondOp`` below runs it; ember/export/_cond.py builds it), ``emb
 stores each branch as a graph in the file and the C++ runtime picks the branch when it runs."""
 
 import types
+import warnings
 
 from .. import _C
+from .._argparse import _caller_level
 from .._size_checks import is_proxy
 
 __all__ = ["CondOp", "LiftedBranch", "cond", "cond_op", "lift_closures"]
@@ -25,10 +27,22 @@ def _pred_value(pred):
     raise RuntimeError(f"cond: expected pred to be a bool or a Tensor; got {type(pred).__name__}")
 
 
+def _exporting():
+    from ..export._tracing import active
+
+    return active("export")
+
+
 def _check_output(out):
+    # a traced value is a tensor being traced: a constant pred under export runs the branch on
+    # the traced operands
     leaves = out if isinstance(out, (tuple, list)) else (out,)
     for leaf in leaves:
-        if not isinstance(leaf, (_C.Tensor, int, float, bool)) and leaf is not None:
+        if (
+            not isinstance(leaf, (_C.Tensor, int, float, bool))
+            and leaf is not None
+            and not is_proxy(leaf)
+        ):
             raise RuntimeError(
                 "cond: expected the branches to return tensors (or a tuple/list of them); got "
                 f"{type(leaf).__name__}"
@@ -67,6 +81,14 @@ def cond(pred, true_fn, false_fn, operands=()):
         )
     if is_proxy(pred):
         return _traced(pred, true_fn, false_fn, tuple(operands))
+    if isinstance(pred, (bool, int, float)) and _exporting():
+        warnings.warn(
+            "Pred is a Python constant. When used with torch.cond, it specializes on one of the "
+            "branches. If you want torch.cond to preserve two branches, please make the predicate "
+            "a boolean tensor or a SymBool.",
+            UserWarning,
+            stacklevel=_caller_level(),  # the user's line, through export's tracing mode
+        )  # torch's text
     taken = _pred_value(pred)
     out = (true_fn if taken else false_fn)(*operands)
     _check_output(out)

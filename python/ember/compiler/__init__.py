@@ -56,8 +56,10 @@ def is_exporting():
     """is_exporting() -> bool
 
     True while ``ember.export`` traces a program (its capture does not run through
-    ember.compile's entry points, so this is False inside compiled functions)."""
-    return False
+    ember.compile's entry points: ``is_dynamo_compiling()`` stays False there)."""
+    from ..export._tracing import active
+
+    return active("export")
 
 
 def cudagraph_mark_step_begin():
@@ -78,8 +80,9 @@ def reset():
 def is_compiling():
     """is_compiling() -> bool
 
-    True while ember.compile is capturing (the function runs under the recording mode)."""
-    return _eval_frame.is_compiling()
+    True while ember.compile is capturing (the function runs under the recording mode) or
+    ember.export traces a program."""
+    return _eval_frame.is_compiling() or is_exporting()
 
 
 def is_dynamo_compiling():

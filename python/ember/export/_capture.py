@@ -344,7 +344,7 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
     while True:
         tracer = _InlineTracer(user_tensors, dims)
         try:
-            with capturing("trace"):
+            with capturing("trace"), capturing("export"):
                 graph = tracer.trace(model, concrete_args=concrete or None)
             break
         except TiedDims as e:  # x.shape[0] == y.shape[0] on two Dim.AUTO: one symbol, as torch's

@@ -1,5 +1,5 @@
 """Whether a capture (ember.export.export, ember.jit.trace or script) is running, for
-ember.jit.is_tracing / is_scripting."""
+ember.jit.is_tracing / is_scripting and ember.compiler.is_exporting."""
 
 import contextlib
 import threading
@@ -10,7 +10,8 @@ _state = threading.local()
 
 
 def active(kind):
-    """Whether a capture of ``kind`` ("trace" or "script") is under way in this thread."""
+    """Whether a capture of ``kind`` ("trace", "script" or "export": export's trace is both
+    "trace" and "export") is under way in this thread."""
     return getattr(_state, kind, 0) > 0
 
 

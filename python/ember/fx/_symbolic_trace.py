@@ -75,7 +75,16 @@ class _TracingMode(TorchFunctionMode):
         kwargs = kwargs or {}
         if not _has_proxy(args, kwargs) and not self.tracer._records_constant_call(func, kwargs):
             return func(*args, **kwargs)
+        if _constant_cond(func, args, kwargs):  # torch specializes: only the taken branch traces
+            return func(*args, **kwargs)
         return record_call(self.tracer, func, *handed(func, args, kwargs))
+
+
+def _constant_cond(func, args, kwargs):
+    """Whether `func` is ember.cond called with a predicate that is not traced (a Python bool)."""
+    from .._higher_order_ops.cond import is_cond
+
+    return is_cond(func) and not kwargs and bool(args) and not _has_proxy(args[:1], {})
 
 
 def _recording_wrapper(orig):
