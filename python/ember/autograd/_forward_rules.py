@@ -25,7 +25,14 @@ def _op_name(func):
 
 # Properties that are views (their tangent is the same view of the tangent); other properties
 # (shape, dtype, grad_fn, requires_grad, ...) pass through.
-_VIEW_PROPERTIES = {"property:T": "T", "property:mT": "mT", "property:H": "H", "property:mH": "mH"}
+_VIEW_PROPERTIES = {
+    "property:T": "T",
+    "property:mT": "mT",
+    "property:H": "H",
+    "property:mH": "mH",
+    "property:real": "real",
+    "property:imag": "imag",
+}
 
 # Calls whose results are not tensors (or carry no tangent) and run untouched.
 _PASS_THROUGH = frozenset(
@@ -40,6 +47,12 @@ _PASS_THROUGH = frozenset(
 
 def _is_float(t):
     return isinstance(t, Tensor) and t.is_floating_point()
+
+
+def _is_diff(t):
+    """Floating or complex: a tensor the real-linear rules give a tangent (the rules built on
+    reverse formulas take floating tensors only, see _complex_dual)."""
+    return isinstance(t, Tensor) and (t.is_floating_point() or t.is_complex())
 
 
 def _flat_tensors(args, kwargs):
@@ -142,17 +155,24 @@ _LINEAR = frozenset(
     "repeat_interleave sum mean cumsum trace tril triu diag diag_embed diagflat neg negative "
     "__neg__ __pos__ positive to type float double half bfloat16 cpu cuda cat concat concatenate "
     "stack hstack vstack dstack column_stack row_stack real index_select gather take "
-    "take_along_dim masked_select narrow_copy select_scatter_zero".split()
+    "take_along_dim masked_select narrow_copy select_scatter_zero imag conj conj_physical "
+    "resolve_conj resolve_neg view_as_real view_as_complex complex adjoint".split()
+)
+# ember.fft's transforms are real-linear too (all of them, the Hermitian ones included): a
+# complex tangent goes through the same transform.
+_FFT = frozenset(
+    "fft ifft rfft irfft hfft ihfft fft2 ifft2 rfft2 irfft2 hfft2 ihfft2 fftn ifftn rfftn irfftn "
+    "hfftn ihfftn fftshift ifftshift".split()
 )
 # expand_as/view_as/reshape_as/type_as take a second tensor for its shape or dtype only.
 _SHAPE_ONLY_SECOND = frozenset("expand_as view_as reshape_as type_as".split())
-_LINEAR = _LINEAR | _SHAPE_ONLY_SECOND
+_LINEAR = _LINEAR | _SHAPE_ONLY_SECOND | _FFT
 
 # Ops multilinear in their floating tensor arguments: the tangent is the sum over each argument
 # of the op with that argument replaced by its tangent.
 _MULTILINEAR = frozenset(
     "mul multiply __mul__ __rmul__ matmul __matmul__ __rmatmul__ mm bmm mv dot vdot outer ger "
-    "inner einsum tensordot kron".split()
+    "inner einsum tensordot kron stft".split()
 )
 
 # Elementwise ops of one tensor (scalar arguments aside): their Jacobian is diagonal, so when the
@@ -185,7 +205,7 @@ def _is_inplace(name):
 
 def _linear_tangent(func, name, args, kwargs, tangents):
     def sub(a):
-        if not _is_float(a):
+        if not _is_diff(a):
             return a
         t = tangents.get(id(a))
         return t if t is not None else _zeros_tangent(a)
@@ -201,14 +221,14 @@ def _multilinear_tangent(func, args, kwargs, tangents):
     total = None
     positions = []
     for i, a in enumerate(args):
-        if _is_float(a) and id(a) in tangents:
+        if _is_diff(a) and id(a) in tangents:
             positions.append(("a", i))
         elif isinstance(a, (list, tuple)):
             for j, b in enumerate(a):
-                if _is_float(b) and id(b) in tangents:
+                if _is_diff(b) and id(b) in tangents:
                     positions.append(("l", i, j))
     for k, v in kwargs.items():
-        if _is_float(v) and id(v) in tangents:
+        if _is_diff(v) and id(v) in tangents:
             positions.append(("k", k))
     for pos in positions:
         a2, k2 = list(args), dict(kwargs)
@@ -282,3 +302,24 @@ _ARITH = frozenset(
     "add __add__ __radd__ sub subtract __sub__ __rsub__ div divide true_divide __truediv__ "
     "__rtruediv__".split()
 )
+
+
+# Calls whose rules hold for complex tensors: the real-linear ops map complex tangents as they
+# map real ones, and the products and quotients are complex-differentiable, so their formulas
+# are the complex ones too.
+_COMPLEX_SAFE = _LINEAR | _MULTILINEAR | _ARITH | frozenset({"linear"})
+_COMPLEX_INPLACE = frozenset("add sub mul div copy".split())
+_ABS = frozenset({"abs", "__abs__", "absolute"})
+
+
+def _complex_dual(args, kwargs, tangents, inplace):
+    """Whether the call involves complex tensors the rules built on reverse formulas do not
+    cover: a complex input carrying a tangent, or an in-place op writing a complex tensor."""
+    if any(t.is_complex() and id(t) in tangents for t in _flat_tensors(args, kwargs)):
+        return True
+    return inplace and isinstance(args[0], Tensor) and args[0].is_complex()
+
+
+def _complex_abs_tangent(z, t):
+    """|z|'s tangent for complex z: Re(conj(sgn z)·t), zero where z is zero (torch's rule)."""
+    return (z.sgn().conj() * t).real

@@ -36,11 +36,14 @@ from .. import _C
 from .. import overrides as _overrides
 from .._C import Tensor
 from ..overrides import TorchFunctionMode
-from . import _forward_nested
+from . import _forward_linalg, _forward_nested
 from ._forward_calls import _function_apply, _grad_with_tangents  # noqa: F401  (autograd uses)
 from ._forward_generic import _generic_tangents
 from ._forward_rules import (
+    _ABS,
     _ARITH,
+    _COMPLEX_INPLACE,
+    _COMPLEX_SAFE,
     _ELEMENTWISE,
     _INPLACE_DUNDERS,
     _LINEAR,
@@ -50,8 +53,11 @@ from ._forward_rules import (
     _UNSUPPORTED,
     _VIEW_PROPERTIES,
     _arith_tangent,
+    _complex_abs_tangent,
+    _complex_dual,
     _conform,
     _flat_tensors,
+    _is_diff,
     _is_float,
     _is_inplace,
     _linear_fn_tangent,
@@ -253,7 +259,7 @@ def make_dual(tensor, tangent, *, level=None):
     """make_dual(tensor, tangent, *, level=None) -> Tensor
 
     A view of `tensor` that carries `tangent` as its forward gradient at `level` (default: the
-    current level). The tangent must have the primal's shape; both must be floating point."""
+    current level). The tangent must have the primal's shape; both must be floating or complex."""
     lv = _level_for(level)
     if lv is None:
         if level is None:
@@ -267,11 +273,11 @@ def make_dual(tensor, tangent, *, level=None):
             f"make_dual: expected tensor and tangent to be Tensors; got "
             f"{type(tensor).__name__} and {type(tangent).__name__}"
         )
-    if not tensor.is_floating_point():
+    if not _is_diff(tensor):
         raise ValueError(
             f"Expected primal to be floating point or complex, but got: {tensor.dtype}"
         )
-    if not tangent.is_floating_point():
+    if not _is_diff(tangent):
         raise ValueError(
             f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
         )
@@ -393,20 +399,40 @@ class _ForwardMode(TorchFunctionMode):
             raise _unsupported_error(name)
         if name in _NO_TANGENT or name in _PASS_THROUGH:
             return func(*args, **kwargs)
+        inplace = name not in ("__iter__", "__setitem__") and _is_inplace(name)
+        if _complex_dual(args, kwargs, tangents, inplace or name == "__setitem__"):
+            _check_complex_rule(name, inplace)
         with _hidden(lv):
             if name == "__iter__":
                 parts = _outplace(_C.Tensor.unbind, "unbind", (args[0],), {}, tangents)
                 return iter(parts)
             if name == "__setitem__":
                 return _setitem(func, args, kwargs, tangents)
-            if _is_inplace(name):
+            if inplace:
                 return _inplace(func, name, args, kwargs, tangents)
+            if name in _ABS and args[0].is_complex():
+                out = func(*args, **kwargs)
+                _attach(out, [_complex_abs_tangent(args[0], tangents[id(args[0])])])
+                return out
             out = _outplace(func, name, args, kwargs, tangents)
-        if any(o is not None and o.is_complex() for o in _out_tensors(out)):
-            # complex tangents are not carried (make_dual takes real tensors only): a zero
-            # tangent downstream (rfft(x).real) would be silently wrong
+        if name not in _COMPLEX_SAFE and any(
+            o is not None and o.is_complex() for o in _out_tensors(out)
+        ):
+            # the rules built on reverse formulas give no complex tangents: a zero tangent
+            # downstream (polar(r, theta).real) would be silently wrong
             raise _not_supported(name)
         return out
+
+
+def _check_complex_rule(name, inplace):
+    """Raises torch's error for a call on complex dual tensors no complex rule covers (only the
+    real-linear ops, products, quotients and abs have one), rather than carry a wrong tangent."""
+    if inplace:
+        ok = _INPLACE_DUNDERS.get(name, name[:-1]) in _COMPLEX_INPLACE
+    else:
+        ok = name in _COMPLEX_SAFE or name in _ABS or name == "__setitem__"
+    if not ok:
+        raise _not_supported(name)
 
 
 def _has_batched(tangents):
@@ -444,14 +470,14 @@ def _needs_real_run(args, kwargs):
 def _attach(out, tan_list):
     lv = _handling()
     for o, t in zip(_out_tensors(out), tan_list):
-        if o is not None and t is not None and _is_float(o):
+        if o is not None and t is not None and _is_diff(o):
             lv.set(o, _conform(t, o))
 
 
 def _outplace(func, name, args, kwargs, tangents):
     if name in _LINEAR or name in _MULTILINEAR or name in _ARITH or name == "linear":
         out = func(*args, **kwargs)
-        if not any(_is_float(o) for o in _out_tensors(out) if o is not None):
+        if not any(_is_diff(o) for o in _out_tensors(out) if o is not None):
             return out
         if name in _LINEAR:
             tan = _linear_tangent(func, name, args, kwargs, tangents)
@@ -465,6 +491,10 @@ def _outplace(func, name, args, kwargs, tangents):
             _attach(out, [tan])
         else:
             _attach(out, list(tan) if isinstance(tan, (list, tuple)) else [tan])
+        return out
+    if name in _forward_linalg.RULES and id(args[0]) in tangents:
+        out = func(*args, **kwargs)
+        _attach(out, _forward_linalg.RULES[name](args, kwargs, out, tangents))
         return out
     # Levels outside this one see the ops run here, or tangents batched by vmap (jacfwd): the
     # paths that build derivatives from ops (Note [Nested forward levels]).
@@ -567,7 +597,7 @@ def _store_inplace(self, new_tangent, returned):
 def _inplace(func, name, args, kwargs, tangents):
     self = args[0]
     base = _INPLACE_DUNDERS.get(name, name[:-1])
-    if not _is_float(self):
+    if not _is_diff(self):
         return func(*args, **kwargs)
     if base == "copy":
         src = args[1] if len(args) > 1 else kwargs.get("src")
@@ -621,7 +651,7 @@ def _inplace(func, name, args, kwargs, tangents):
 def _setitem(func, args, kwargs, tangents):
     self, index, value = args[0], args[1], args[2]
     result = func(*args, **kwargs)
-    if not _is_float(self):
+    if not _is_diff(self):
         return result
     lv = _handling()
     ts = lv.get(self)
