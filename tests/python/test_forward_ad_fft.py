@@ -235,3 +235,11 @@ def test_cholesky_jacfwd_matches_jacrev_on_symmetric_directions():
     jf = ember.func.jacfwd(sym)(_e(a))
     jr = ember.func.jacrev(sym)(_e(a))
     np.testing.assert_allclose(_np(jf), _np(jr), atol=1e-10)
+
+
+def test_jacfwd_rejects_complex_like_torch():
+    x = _e(X[0])
+    with pytest.raises(RuntimeError, match="Expected all outputs to be real .* idx: 1"):
+        ember.func.jacfwd(lambda v: (v, ember.fft.rfft(v)))(x)
+    with pytest.raises(RuntimeError, match="Expected all inputs to be real .* idx: 0"):
+        ember.func.jacfwd(lambda v: v * 2)(_e(Z[0]))
