@@ -243,3 +243,28 @@ def test_jacfwd_rejects_complex_like_torch():
         ember.func.jacfwd(lambda v: (v, ember.fft.rfft(v)))(x)
     with pytest.raises(RuntimeError, match="Expected all inputs to be real .* idx: 0"):
         ember.func.jacfwd(lambda v: v * 2)(_e(Z[0]))
+
+
+def _complex_views(M):
+    def f(a, b):
+        z = M.complex(a, b)
+        s = M.stft(
+            a.reshape(-1),
+            8,
+            hop_length=2,
+            window=M.hann_window(8, dtype=a.dtype),
+            return_complex=True,
+        )
+        return M.view_as_real(z.conj() * z[0]).sum(-1) + M.view_as_real(s).sum()
+
+    return f
+
+
+def test_complex_real_linear_ops_match_torch():
+    torch = _torch()
+    ye = ember.func.jvp(_complex_views(ember), (_e(X), _e(TX)), (_e(TX), _e(X)))
+    yt = torch.func.jvp(
+        _complex_views(torch), (_t(torch, X), _t(torch, TX)), (_t(torch, TX), _t(torch, X))
+    )
+    np.testing.assert_allclose(_np(ye[0]), _tnp(yt[0]), atol=1e-10)
+    np.testing.assert_allclose(_np(ye[1]), _tnp(yt[1]), atol=1e-10)
