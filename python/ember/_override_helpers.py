@@ -155,7 +155,8 @@ def get_overridable_functions():
     """get_overridable_functions() -> Dict[Any, List[Callable]]
 
     The functions a function mode sees, by namespace: ember, ember.nn.functional, ember.linalg,
-    ember.special (their public functions) and Tensor (its methods and property getters)."""
+    ember.fft, ember.special (their public functions) and Tensor (its methods and property
+    getters)."""
     from .overrides import _routed_module_names
 
     out = {}

@@ -2,12 +2,12 @@
 
 `TorchFunctionMode` is torch's class: subclass it, define `__torch_function__(self, func, types,
 args=(), kwargs=None)`, and inside `with MyMode():` every call of a public ember function
-(`ember.*`, `ember.nn.functional.*`, `ember.linalg.*`, `ember.special.*`) and every Tensor method,
-property and operator reaches the mode first. `func` is the function the call would have run, as
-torch names it (`ember.add`, `ember.Tensor.add` for `x + y`, `ember.Tensor.shape.__get__`); inside
-the handler the mode is off, so `func(*args, **kwargs)` computes as usual and the ember calls
-`func` makes internally are not seen. Modes nest: the innermost handles the call first, and its
-own call of `func` reaches the next one out.
+(`ember.*`, `ember.nn.functional.*`, `ember.linalg.*`, `ember.fft.*`, `ember.special.*`) and every
+Tensor method, property and operator reaches the mode first. `func` is the function the call would
+have run, as torch names it (`ember.add`, `ember.Tensor.add` for `x + y`,
+`ember.Tensor.shape.__get__`); inside the handler the mode is off, so `func(*args, **kwargs)`
+computes as usual and the ember calls `func` makes internally are not seen. Modes nest: the
+innermost handles the call first, and its own call of `func` reaches the next one out.
 
 Why patching: ember's functions are bindings that take tensors directly, so a check for modes in
 every call would cost every eager program. Instead, the first mode entered replaces the public
@@ -366,11 +366,12 @@ def _routed_tensor_attributes():
 
 def _routed_modules():
     import ember
+    import ember.fft
     import ember.linalg
     import ember.nn.functional
     import ember.special
 
-    return (ember, ember.nn.functional, ember.linalg, ember.special)
+    return (ember, ember.nn.functional, ember.linalg, ember.fft, ember.special)
 
 
 # What _install patches, kept between installs and reused while every namespace still holds the

@@ -14,7 +14,8 @@ def _grad_with_tangents(outputs, inputs, grad_outputs, create_graph, allow_unuse
     from .._ops.creation import zeros_like
 
     # imported here: forward_ad imports this module
-    from .forward_ad import _conform, _current, _detach_keeping, _has_batched, _hidden, _tangent
+    from ._forward_rules import _conform
+    from .forward_ad import _current, _detach_keeping, _has_batched, _hidden, _tangent
     from .grad_mode import enable_grad
 
     lv = _current()
@@ -73,7 +74,8 @@ def _grad_with_tangents(outputs, inputs, grad_outputs, create_graph, allow_unuse
 def _function_apply(cls, ctx, args, kwargs, run_forward):
     """Function.apply with dual inputs: forward without tangents, then cls.jvp for the outputs."""
     # imported here: forward_ad imports this module
-    from .forward_ad import _conform, _current, _hidden, _is_float, _tangent, _zeros_tangent
+    from ._forward_rules import _conform, _is_float, _zeros_tangent
+    from .forward_ad import _current, _hidden, _tangent
     from .function import Function
 
     lv = _current()

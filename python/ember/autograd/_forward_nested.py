@@ -60,13 +60,14 @@ def elementwise(func, args, kwargs, tangents):
 
 
 def generic(func, name, args, kwargs, tangents, inplace, prepare=None, ones=None):
-    """(output on aliases, tangents) as forward_ad._generic_tangents, visible to outer levels.
+    """(output on aliases, tangents) as _forward_generic._generic_tangents, visible to outer levels.
     `prepare(a)` maps each dual input and its tangent before they become leaves, `ones(o)` makes
     the cotangent u of an output (vmap's logical variant, _vmap_ad.generic_logical, passes
     both)."""
     from .._ops.creation import ones_like
     from ._engine import _grad as grad
-    from .forward_ad import _hidden, _requires_grad_alias, _tangent_dot, _tangents_on_leaves
+    from ._forward_generic import _tangent_dot, _tangents_on_leaves
+    from .forward_ad import _hidden, _requires_grad_alias
 
     keep = _keeps_graph(args, kwargs)
     ones = ones_like if ones is None else ones
@@ -98,13 +99,14 @@ def generic(func, name, args, kwargs, tangents, inplace, prepare=None, ones=None
 
 
 def generic_batched(func, name, args, kwargs, tangents, inplace):
-    """forward_ad._generic_tangents for tangents batched by vmap (jacfwd's basis, vmap over jvp),
+    """_forward_generic's rule for tangents batched by vmap (jacfwd's basis, vmap over jvp),
     the primals batched or not: the op and its backward run once on the physical tensors; J·t
     for every tangent of the batch is one gradient of that op's node per element of the levels
     only the tangents carry (the primals' own batch elements are independent, so one gradient
     of their sum serves them all)."""
     from ..func._vmap import BatchedTensor, align, levels_of
-    from .forward_ad import _flat_tensors, _tangents_on_leaves
+    from ._forward_generic import _tangents_on_leaves
+    from ._forward_rules import _flat_tensors
 
     keep = _keeps_graph(args, kwargs)
     phys = []
@@ -134,7 +136,7 @@ def _batched_jv(diff, leaves, phys, leaf_tangents, keep, name):
     from .._ops.creation import ones_like, zeros_like
     from ..func._vmap import BatchedTensor, _size_of, align, levels_of
     from ._engine import _grad as grad
-    from .forward_ad import _tangent_dot
+    from ._forward_generic import _tangent_dot
 
     diff_p = [o._v if type(o) is BatchedTensor else o for o in diff]
     us = [ones_like(p).requires_grad_(True) for p in diff_p]
@@ -186,7 +188,7 @@ def _batched_jv(diff, leaves, phys, leaf_tangents, keep, name):
 def _keeps_graph(args, kwargs):
     """Whether the op's inputs are in a reverse graph that its tangent must stay part of."""
     from .. import _C
-    from .forward_ad import _flat_tensors
+    from ._forward_rules import _flat_tensors
 
     return _C.is_grad_enabled() and any(t.requires_grad for t in _flat_tensors(args, kwargs))
 

@@ -36,8 +36,39 @@ from .. import _C
 from .. import overrides as _overrides
 from .._C import Tensor
 from ..overrides import TorchFunctionMode
-from . import _forward_nested
+from . import _forward_linalg, _forward_nested
 from ._forward_calls import _function_apply, _grad_with_tangents  # noqa: F401  (autograd uses)
+from ._forward_generic import _generic_tangents
+from ._forward_rules import (
+    _ABS,
+    _ARITH,
+    _COMPLEX_INPLACE,
+    _COMPLEX_SAFE,
+    _ELEMENTWISE,
+    _INPLACE_DUNDERS,
+    _LINEAR,
+    _MULTILINEAR,
+    _NO_TANGENT,
+    _PASS_THROUGH,
+    _UNSUPPORTED,
+    _VIEW_PROPERTIES,
+    _arith_tangent,
+    _complex_abs_tangent,
+    _complex_dual,
+    _conform,
+    _flat_tensors,
+    _is_diff,
+    _is_float,
+    _is_inplace,
+    _linear_fn_tangent,
+    _linear_tangent,
+    _multilinear_tangent,
+    _not_supported,
+    _op_name,
+    _out_tensors,
+    _unsupported_error,
+    _zeros_tangent,
+)
 
 __all__ = [
     "dual_level",
@@ -228,7 +259,7 @@ def make_dual(tensor, tangent, *, level=None):
     """make_dual(tensor, tangent, *, level=None) -> Tensor
 
     A view of `tensor` that carries `tangent` as its forward gradient at `level` (default: the
-    current level). The tangent must have the primal's shape; both must be floating point."""
+    current level). The tangent must have the primal's shape; both must be floating or complex."""
     lv = _level_for(level)
     if lv is None:
         if level is None:
@@ -242,11 +273,11 @@ def make_dual(tensor, tangent, *, level=None):
             f"make_dual: expected tensor and tangent to be Tensors; got "
             f"{type(tensor).__name__} and {type(tangent).__name__}"
         )
-    if not tensor.is_floating_point():
+    if not _is_diff(tensor):
         raise ValueError(
             f"Expected primal to be floating point or complex, but got: {tensor.dtype}"
         )
-    if not tangent.is_floating_point():
+    if not _is_diff(tangent):
         raise ValueError(
             f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
         )
@@ -310,393 +341,6 @@ def _requires_grad_alias(x):
     return _detach_keeping(x).requires_grad_(True)
 
 
-# ----------------------------------------------------------------------------- propagation
-
-
-_property_names = {}
-
-
-def _op_name(func):
-    """The op's name; a Tensor property getter is named "property:<name>"."""
-    name = getattr(func, "__name__", None)
-    if name == "__get__":
-        owner = getattr(func, "__self__", None)
-        if id(owner) not in _property_names:
-            from .. import overrides
-
-            # While a mode is active, Tensor's attributes are routing wrappers; the getter
-            # belongs to the original property, which the patch table keeps.
-            for _cls, attr, original in list(overrides._patches):
-                if original is owner:
-                    _property_names[id(owner)] = "property:" + attr
-        return _property_names.get(id(owner), "property:?")
-    return name or repr(func)
-
-
-# Properties that are views (their tangent is the same view of the tangent); other properties
-# (shape, dtype, grad_fn, requires_grad, ...) pass through.
-_VIEW_PROPERTIES = {"property:T": "T", "property:mT": "mT", "property:H": "H", "property:mH": "mH"}
-
-# Calls whose results are not tensors (or carry no tangent) and run untouched.
-_PASS_THROUGH = frozenset(
-    "size dim ndimension numel nelement stride storage_offset is_contiguous data_ptr "
-    "element_size untyped_storage is_floating_point is_complex is_signed tolist item numpy "
-    "__len__ __bool__ __int__ __float__ __index__ __format__ __repr__ __str__ __contains__ "
-    "__hash__ equal allclose isclose eq ne lt le gt ge __eq__ __ne__ __lt__ __le__ __gt__ "
-    "__ge__ logical_and logical_or logical_not logical_xor isnan isinf isfinite isreal signbit "
-    "any all count_nonzero".split()
-)
-
-
-def _is_float(t):
-    return isinstance(t, Tensor) and t.is_floating_point()
-
-
-def _flat_tensors(args, kwargs):
-    for a in (*args, *kwargs.values()):
-        if isinstance(a, Tensor):
-            yield a
-        elif isinstance(a, (list, tuple)):
-            for b in a:
-                if isinstance(b, Tensor):
-                    yield b
-
-
-def _map_args(fn, args, kwargs):
-    def one(a):
-        if isinstance(a, Tensor):
-            return fn(a)
-        if isinstance(a, (list, tuple)) and any(isinstance(b, Tensor) for b in a):
-            return type(a)(fn(b) if isinstance(b, Tensor) else b for b in a)
-        return a
-
-    return tuple(one(a) for a in args), {k: one(v) for k, v in kwargs.items()}
-
-
-def _out_tensors(out):
-    if isinstance(out, Tensor):
-        return [out]
-    if isinstance(out, (list, tuple)):
-        return [o if isinstance(o, Tensor) else None for o in out]
-    return []
-
-
-def _zeros_tangent(t):
-    from .._ops.creation import zeros_like
-
-    return zeros_like(t)
-
-
-def _conform(tangent, out):
-    """The tangent given the output's shape and dtype (broadcast results get a full tangent)."""
-    if tangent is None or not isinstance(tangent, Tensor):
-        return None
-    if tangent.dtype != out.dtype:
-        tangent = tangent.to(out.dtype)
-    if tuple(tangent.shape) != tuple(out.shape):
-        tangent = tangent.expand(tuple(out.shape)).contiguous()
-    return tangent
-
-
-def _not_supported(name, cause=None):
-    err = NotImplementedError(
-        f"Trying to use forward AD with {name} that does not support it because it has not been "
-        "implemented yet.\nPlease file an issue to PyTorch at https://github.com/pytorch/pytorch/"
-        "issues/new?template=feature-request.yml so that we can prioritize its implementation or "
-        "submit a PR adding the implementation to derivatives.yaml"
-    )
-    if cause is not None:
-        err.__cause__ = cause
-    return err
-
-
-# Ops whose outputs never carry a tangent (torch marks them non-differentiable).
-_NO_TANGENT = frozenset(
-    "detach detach_ data requires_grad_ retain_grad register_hook backward numpy tolist item "
-    "zeros_like ones_like empty_like full_like rand_like randn_like randint_like new_zeros "
-    "new_ones new_empty new_full new_tensor share_memory_ pin_memory record_stream grad "
-    "argmax argmin argsort nonzero bucketize searchsorted sign_bit isnan isinf isfinite "
-    "dropout_mask bernoulli multinomial histc histogram bincount "
-    "poisson rand randn randint one_hot".split()
-)
-
-# Ops torch gives no forward formula (a dual input raises), by the name torch's error uses: the
-# short form for ops torch declares non-differentiable, the long one for those not implemented.
-_UNSUPPORTED = {
-    "floor_divide": "aten::floor_divide",
-    "__floordiv__": "aten::floor_divide",
-    "__rfloordiv__": "aten::floor_divide",
-    "floor_divide_": "aten::floor_divide",
-    "__ifloordiv__": "aten::floor_divide",
-    "unique": "_unique2",
-    "unique_consecutive": "unique_consecutive",
-}
-
-
-def _unsupported_error(name):
-    target = _UNSUPPORTED[name]
-    if target.startswith("aten::"):
-        return NotImplementedError(
-            f"Trying to use forward AD with {target} that does not support it."
-        )
-    return _not_supported(target)
-
-
-# Ops linear in their floating tensor arguments together: the tangent is the same op applied to
-# the tangents (zeros for floating inputs without one). Views among them give views of tangents.
-_LINEAR = frozenset(
-    "view view_as reshape reshape_as flatten unflatten ravel squeeze unsqueeze transpose "
-    "swapaxes swapdims permute movedim moveaxis t T mT H mH expand broadcast_to select narrow "
-    "diagonal unfold split split_with_sizes chunk unbind tensor_split hsplit vsplit dsplit "
-    "__getitem__ as_strided contiguous clone flip fliplr flipud roll rot90 repeat tile "
-    "repeat_interleave sum mean cumsum trace tril triu diag diag_embed diagflat neg negative "
-    "__neg__ __pos__ positive to type float double half bfloat16 cpu cuda cat concat concatenate "
-    "stack hstack vstack dstack column_stack row_stack real index_select gather take "
-    "take_along_dim masked_select narrow_copy select_scatter_zero".split()
-)
-# expand_as/view_as/reshape_as/type_as take a second tensor for its shape or dtype only.
-_SHAPE_ONLY_SECOND = frozenset("expand_as view_as reshape_as type_as".split())
-_LINEAR = _LINEAR | _SHAPE_ONLY_SECOND
-
-# Ops multilinear in their floating tensor arguments: the tangent is the sum over each argument
-# of the op with that argument replaced by its tangent.
-_MULTILINEAR = frozenset(
-    "mul multiply __mul__ __rmul__ matmul __matmul__ __rmatmul__ mm bmm mv dot vdot outer ger "
-    "inner einsum tensordot kron".split()
-)
-
-# Elementwise ops of one tensor (scalar arguments aside): their Jacobian is diagonal, so when the
-# op is a single autograd node its backward applied to the tangent is the forward derivative
-# (torch's "auto_element_wise" formulas); one formula call instead of two backward passes.
-_ELEMENTWISE = frozenset(
-    "exp exp2 expm1 log log2 log10 log1p sqrt rsqrt sin cos tan asin acos atan sinh cosh tanh "
-    "asinh acosh atanh sigmoid erf erfc erfinv reciprocal sinc abs __abs__ absolute relu frac "
-    "square relu6 gelu silu mish softplus elu selu celu leaky_relu hardtanh hardswish "
-    "hardsigmoid logsigmoid softsign tanhshrink softshrink hardshrink threshold logit "
-    "nan_to_num clamp clip clamp_min clamp_max pow __pow__ float_power digamma lgamma i0 expit "
-    "arcsin arccos arctan arcsinh arccosh arctanh deg2rad rad2deg".split()
-)
-
-_INPLACE_DUNDERS = {
-    "__iadd__": "add",
-    "__isub__": "sub",
-    "__imul__": "mul",
-    "__itruediv__": "div",
-    "__idiv__": "div",
-    "__imatmul__": "matmul",
-}
-
-
-def _is_inplace(name):
-    return name in _INPLACE_DUNDERS or (
-        name.endswith("_") and not name.startswith("__") and name not in _NO_TANGENT
-    )
-
-
-def _linear_tangent(func, name, args, kwargs, tangents):
-    def sub(a):
-        if not _is_float(a):
-            return a
-        t = tangents.get(id(a))
-        return t if t is not None else _zeros_tangent(a)
-
-    if name in _SHAPE_ONLY_SECOND:
-        rest = args[1:]
-        return func(sub(args[0]), *rest, **kwargs)
-    targs, tkwargs = _map_args(sub, args, kwargs)
-    return func(*targs, **tkwargs)
-
-
-def _multilinear_tangent(func, args, kwargs, tangents):
-    total = None
-    positions = []
-    for i, a in enumerate(args):
-        if _is_float(a) and id(a) in tangents:
-            positions.append(("a", i))
-        elif isinstance(a, (list, tuple)):
-            for j, b in enumerate(a):
-                if _is_float(b) and id(b) in tangents:
-                    positions.append(("l", i, j))
-    for k, v in kwargs.items():
-        if _is_float(v) and id(v) in tangents:
-            positions.append(("k", k))
-    for pos in positions:
-        a2, k2 = list(args), dict(kwargs)
-        if pos[0] == "a":
-            a2[pos[1]] = tangents[id(args[pos[1]])]
-        elif pos[0] == "l":
-            lst = list(args[pos[1]])
-            lst[pos[2]] = tangents[id(lst[pos[2]])]
-            a2[pos[1]] = type(args[pos[1]])(lst)
-        else:
-            k2[pos[1]] = tangents[id(kwargs[pos[1]])]
-        term = func(*a2, **k2)
-        total = term if total is None else total + term
-    return total
-
-
-def _arith_tangent(name, args, kwargs, out, tangents):
-    """add/sub/div and their operator forms; None if the rule does not apply."""
-    a = args[0]
-    b = args[1] if len(args) > 1 else kwargs.get("other")
-    ta = tangents.get(id(a)) if isinstance(a, Tensor) else None
-    tb = tangents.get(id(b)) if isinstance(b, Tensor) else None
-    alpha = kwargs.get("alpha", args[2] if len(args) > 2 and name in ("add", "sub") else 1)
-    if name in ("add", "__add__", "__radd__", "sub", "subtract", "__sub__"):
-        sign = -1 if name in ("sub", "subtract", "__sub__") else 1
-        terms = []
-        if ta is not None:
-            terms.append(ta)
-        if tb is not None:
-            coef = sign * alpha
-            terms.append(tb if coef == 1 else tb * coef)
-        total = terms[0]
-        for t in terms[1:]:
-            total = total + t
-        return total
-    if name == "__rsub__":  # b - a
-        return -ta if ta is not None else None
-    if name in ("div", "divide", "true_divide", "__truediv__"):
-        if kwargs.get("rounding_mode") is not None:
-            return _zeros_tangent(out)
-        num = None
-        if ta is not None:
-            num = ta
-        if tb is not None:
-            term = out * tb
-            num = -term if num is None else num - term
-        return num / b
-    if name == "__rtruediv__":  # b / a
-        return -(out * ta) / a if ta is not None else None
-    return None
-
-
-def _linear_fn_tangent(args, kwargs, tangents):
-    from ..nn.functional import linear
-
-    x = args[0]
-    w = args[1] if len(args) > 1 else kwargs.get("weight")
-    b = args[2] if len(args) > 2 else kwargs.get("bias")
-    total = None
-    for term in (
-        linear(tangents[id(x)], w) if id(x) in tangents else None,
-        linear(x, tangents[id(w)]) if isinstance(w, Tensor) and id(w) in tangents else None,
-        tangents.get(id(b)) if isinstance(b, Tensor) else None,
-    ):
-        if term is not None:
-            total = term if total is None else total + term
-    return total
-
-
-_ARITH = frozenset(
-    "add __add__ __radd__ sub subtract __sub__ __rsub__ div divide true_divide __truediv__ "
-    "__rtruediv__".split()
-)
-
-
-def _generic_tangents(func, name, args, kwargs, tangents, inplace):
-    """Runs func on graph-recording aliases of the dual inputs and returns (output, tangents),
-    the tangents from the op's backward formula (see the module docstring)."""
-    from .._ops.creation import ones_like
-    from ._engine import _grad as grad
-
-    def new_leaf(a, t, target):
-        leaf = a.detach()
-        if target:
-            leaf = leaf.clone()
-        return leaf.requires_grad_(True), t
-
-    def jv(diff, leaves, leaf_tangents):
-        # B(u) is linear in u, so any u works; ones keeps formulas that take log|u|
-        # (logcumsumexp's) away from their singularity at 0.
-        us = [ones_like(o).requires_grad_(True) for o in diff]
-        gs = grad(diff, leaves, us, create_graph=True, allow_unused=True)
-        dot = _tangent_dot(gs, leaf_tangents, name)
-        if dot is not None and dot.requires_grad:
-            return grad(dot, us, allow_unused=True)
-        return [None] * len(us)
-
-    return _tangents_on_leaves(func, name, args, kwargs, tangents, inplace, new_leaf, jv)
-
-
-def _tangents_on_leaves(
-    func, name, args, kwargs, tangents, inplace, new_leaf, jv, copy_target=None, detach=True
-):
-    """The body the generic forward rules share (this module's and _forward_nested's): runs func
-    under enable_grad with every dual input replaced by a leaf, `new_leaf(a, tangent, target)`
-    -> (leaf, the tangent to pair with it), `target` when the op writes a in place (a non-dual
-    in-place target is replaced by `copy_target(a)`, a detached clone by default). `jv(diff,
-    leaves, leaf_tangents)` gives J·t for the differentiable outputs, in diff's order. Returns
-    (output, one tangent or None per output tensor), the tangents detached when `detach`."""
-    from .._ops.creation import zeros_like
-    from .grad_mode import enable_grad
-
-    leaves, leaf_tangents, aliases = [], [], {}
-
-    def sub(a):
-        key = id(a)
-        if key in aliases:
-            return aliases[key]
-        target = inplace and a is args[0]
-        if _is_float(a) and key in tangents:
-            leaf, t = new_leaf(a, tangents[key], target)
-            leaves.append(leaf)
-            leaf_tangents.append(t)
-            alias = leaf.clone() if target else leaf
-        elif target:
-            alias = copy_target(a) if copy_target is not None else a.detach().clone()
-        else:
-            alias = a
-        aliases[key] = alias
-        return alias
-
-    with enable_grad():
-        cargs, ckwargs = _map_args(sub, args, kwargs)
-        out = func(*cargs, **ckwargs)
-        if inplace:
-            out = cargs[0]
-        outs = _out_tensors(out)
-        diff = [o for o in outs if _is_float(o) and o.requires_grad]
-        if leaves and not diff and any(_is_float(o) for o in outs):
-            # floating results the dual inputs do not reach: ember has no derivative for this
-            # op (reverse mode records nothing either), so no tangent can be given
-            raise _not_supported(name)
-        by_id = {}
-        if diff:
-            try:
-                by_id = {id(o): j for o, j in zip(diff, jv(diff, leaves, leaf_tangents))}
-            except (NotImplementedError, RuntimeError) as e:
-                raise _not_supported(name, e) from e
-        result = []
-        for o in outs:
-            if not _is_float(o) or id(o) not in by_id:
-                # not floating, or an output the op does not differentiate (slogdet's sign)
-                result.append(None)
-                continue
-            j = by_id[id(o)]
-            j = zeros_like(o) if j is None else j
-            result.append(j.detach() if detach else j)
-    return out, result
-
-
-def _tangent_dot(gs, leaf_tangents, name, term=None):
-    """Σ <Jᵀu, t> over the leaves (None when no gradient reaches them); `term(k, g, t)` gives
-    the k-th leaf's summand, (g * t).sum() by default."""
-    dot = None
-    for k, (g, t) in enumerate(zip(gs, leaf_tangents)):
-        if g is None:
-            continue
-        if not g.requires_grad:
-            # Jᵀu that does not depend on u is either zero or computed by a backward kernel
-            # that cannot be differentiated: no forward formula.
-            if bool((g != 0).any()):
-                raise _not_supported(name)
-            continue
-        part = (g * t).sum() if term is None else term(k, g, t)
-        dot = part if dot is None else dot + part
-    return dot
-
-
 def _redispatch(func):
     """The routing wrapper of the original `func` a mode received: calling it hands the op to
     the modes outside the one handling it (the outer forward levels, vmap), where calling `func`
@@ -755,20 +399,40 @@ class _ForwardMode(TorchFunctionMode):
             raise _unsupported_error(name)
         if name in _NO_TANGENT or name in _PASS_THROUGH:
             return func(*args, **kwargs)
+        inplace = name not in ("__iter__", "__setitem__") and _is_inplace(name)
+        if _complex_dual(args, kwargs, tangents, inplace or name == "__setitem__"):
+            _check_complex_rule(name, inplace)
         with _hidden(lv):
             if name == "__iter__":
                 parts = _outplace(_C.Tensor.unbind, "unbind", (args[0],), {}, tangents)
                 return iter(parts)
             if name == "__setitem__":
                 return _setitem(func, args, kwargs, tangents)
-            if _is_inplace(name):
+            if inplace:
                 return _inplace(func, name, args, kwargs, tangents)
+            if name in _ABS and args[0].is_complex():
+                out = func(*args, **kwargs)
+                _attach(out, [_complex_abs_tangent(args[0], tangents[id(args[0])])])
+                return out
             out = _outplace(func, name, args, kwargs, tangents)
-        if any(o is not None and o.is_complex() for o in _out_tensors(out)):
-            # complex tangents are not carried (make_dual takes real tensors only): a zero
-            # tangent downstream (rfft(x).real) would be silently wrong
+        if name not in _COMPLEX_SAFE and any(
+            o is not None and o.is_complex() for o in _out_tensors(out)
+        ):
+            # the rules built on reverse formulas give no complex tangents: a zero tangent
+            # downstream (polar(r, theta).real) would be silently wrong
             raise _not_supported(name)
         return out
+
+
+def _check_complex_rule(name, inplace):
+    """Raises torch's error for a call on complex dual tensors no complex rule covers (only the
+    real-linear ops, products, quotients and abs have one), rather than carry a wrong tangent."""
+    if inplace:
+        ok = _INPLACE_DUNDERS.get(name, name[:-1]) in _COMPLEX_INPLACE
+    else:
+        ok = name in _COMPLEX_SAFE or name in _ABS or name == "__setitem__"
+    if not ok:
+        raise _not_supported(name)
 
 
 def _has_batched(tangents):
@@ -806,14 +470,14 @@ def _needs_real_run(args, kwargs):
 def _attach(out, tan_list):
     lv = _handling()
     for o, t in zip(_out_tensors(out), tan_list):
-        if o is not None and t is not None and _is_float(o):
+        if o is not None and t is not None and _is_diff(o):
             lv.set(o, _conform(t, o))
 
 
 def _outplace(func, name, args, kwargs, tangents):
     if name in _LINEAR or name in _MULTILINEAR or name in _ARITH or name == "linear":
         out = func(*args, **kwargs)
-        if not any(_is_float(o) for o in _out_tensors(out) if o is not None):
+        if not any(_is_diff(o) for o in _out_tensors(out) if o is not None):
             return out
         if name in _LINEAR:
             tan = _linear_tangent(func, name, args, kwargs, tangents)
@@ -827,6 +491,10 @@ def _outplace(func, name, args, kwargs, tangents):
             _attach(out, [tan])
         else:
             _attach(out, list(tan) if isinstance(tan, (list, tuple)) else [tan])
+        return out
+    if name in _forward_linalg.RULES and id(args[0]) in tangents:
+        out = func(*args, **kwargs)
+        _attach(out, _forward_linalg.RULES[name](args, kwargs, out, tangents))
         return out
     # Levels outside this one see the ops run here, or tangents batched by vmap (jacfwd): the
     # paths that build derivatives from ops (Note [Nested forward levels]).
@@ -929,7 +597,7 @@ def _store_inplace(self, new_tangent, returned):
 def _inplace(func, name, args, kwargs, tangents):
     self = args[0]
     base = _INPLACE_DUNDERS.get(name, name[:-1])
-    if not _is_float(self):
+    if not _is_diff(self):
         return func(*args, **kwargs)
     if base == "copy":
         src = args[1] if len(args) > 1 else kwargs.get("src")
@@ -983,7 +651,7 @@ def _inplace(func, name, args, kwargs, tangents):
 def _setitem(func, args, kwargs, tangents):
     self, index, value = args[0], args[1], args[2]
     result = func(*args, **kwargs)
-    if not _is_float(self):
+    if not _is_diff(self):
         return result
     lv = _handling()
     ts = lv.get(self)

@@ -12,6 +12,7 @@ factories; _batch_rules_nn.py registers the nn.functional and randomness rules i
 
 import sys
 
+from .. import fft as _fft
 from .. import linalg as _linalg
 from .. import overrides
 from .. import special as _special
@@ -42,6 +43,7 @@ _PREFIX = {
     "Tensor": "ember.Tensor",
     "F": "ember.nn.functional",
     "linalg": "ember.linalg",
+    "fft": "ember.fft",
     "special": "ember.special",
 }
 _OWNERS = {
@@ -49,6 +51,7 @@ _OWNERS = {
     "Tensor": Tensor,
     "F": F,
     "linalg": _linalg,
+    "fft": _fft,
     "special": _special,
 }
 
@@ -61,6 +64,7 @@ def op_name(func):
     for prefix, owner in (
         ("ember.nn.functional", F),
         ("ember.linalg", _linalg),
+        ("ember.fft", _fft),
         ("ember.special", _special),
         ("ember", ember),
         ("ember.Tensor", Tensor),

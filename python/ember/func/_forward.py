@@ -157,7 +157,12 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error", _columns=False
     def wrapper(*args):
         nums = _argnums(argnums, len(args))
         inputs = [args[k] for k in nums]
-        for x in _leaves(inputs):
+        for idx, x in enumerate(_leaves(inputs)):
+            if isinstance(x, Tensor) and x.is_complex():
+                raise RuntimeError(
+                    "jacfwd: Expected all inputs to be real but received complex tensor at "
+                    f"flattened input idx: {idx}"
+                )
             if not isinstance(x, Tensor) or not x.is_floating_point():
                 raise RuntimeError(
                     "jacfwd: expected the argnums inputs to be floating point tensors; got "
@@ -344,7 +349,14 @@ def _jvp_args(func, args, nums, tangent_args, has_aux):
             call[k] = p
         return overrides.routed(func)(*call)
 
-    return _jvp_in_level(inner, primals, tangents, has_aux)
+    result = _jvp_in_level(inner, primals, tangents, has_aux)
+    for idx, o in enumerate(_leaves(result[0])):
+        if o.is_complex():  # torch's jacfwd takes real outputs only
+            raise RuntimeError(
+                "jacfwd: Expected all outputs to be real but received complex tensor at "
+                f"flattened input idx: {idx}"
+            )
+    return result
 
 
 def _jacrev_keeping_tangents(func, argnums, max_rows=None):

@@ -369,6 +369,7 @@ def _load_rules():
     if _rules is None:
         from . import (  # noqa: F401
             _batch_rules,
+            _batch_rules_fft,
             _batch_rules_more,
             _batch_rules_nn,
             _batch_rules_rnn,

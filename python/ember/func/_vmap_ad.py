@@ -259,7 +259,7 @@ def outer_logical(args, kwargs, tangents):
     vmap, jvp(vmap(jvp(f)))), the op's tangents being batched over no level
     its primals are not: then the op's derivative must be built from logical ops and gradients
     those levels see (generic_logical, elementwise_logical) instead of physical ones."""
-    from ..autograd.forward_ad import _flat_tensors
+    from ..autograd._forward_rules import _flat_tensors
 
     if not fwad._levels:
         return False
@@ -299,7 +299,7 @@ def generic_logical(func, name, args, kwargs, tangents, inplace):
     physical backward passes, which give their results the outer levels' tangents: Note
     [Forward-over-reverse under vmap])."""
     from ..autograd._forward_nested import generic
-    from ..autograd.forward_ad import _flat_tensors
+    from ..autograd._forward_rules import _flat_tensors
 
     primal_lv = levels_of(*_flat_tensors(args, kwargs))
     return generic(
