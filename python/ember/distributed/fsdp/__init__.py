@@ -155,6 +155,8 @@ class _Group:
         if self.unsharded is not None:
             return
         for i, (owner, name, p, shape) in enumerate(self.entries):
+            if owner is None:  # FSDP1's flat parameter pieces have no module attribute
+                continue
             cur = owner._parameters.get(name)
             if (
                 cur is not p
