@@ -225,18 +225,22 @@ def randint_like(
 
 def _draw_laid_out_like(input, dtype, memory_format, generator, draw, in_place=None):
     """draw(size, generator, dtype) laid out as empty_like(input) would be: torch fills that
-    tensor in memory order, so the draw runs over the dims ordered by stride and is permuted
-    back (a fresh tensor, at version 0). normal_ of a non-contiguous tensor draws otherwise than
+    tensor in memory order, so the draw runs over the dims ordered by stride and is viewed
+    with the target's strides (a fresh tensor, at version 0). normal_ of a non-contiguous tensor draws otherwise than
     of a contiguous one, so `in_place` names the method that fills such a layout itself."""
     shape = list(input.shape)
     target = _laid_out_like(empty(shape, dtype=dtype), input, memory_format)
     if target.is_contiguous():
-        return draw(shape, generator, dtype)
-    if in_place is not None:
+        drawn = draw(shape, generator, dtype)
+    elif in_place is not None:
         return getattr(target, in_place)(generator=generator)
-    order = sorted(range(len(shape)), key=lambda d: -target.stride(d))
-    drawn = draw([shape[d] for d in order], generator, dtype)
-    return drawn.permute(sorted(range(len(shape)), key=order.__getitem__))
+    else:
+        order = sorted(range(len(shape)), key=lambda d: -target.stride(d))
+        drawn = draw([shape[d] for d in order], generator, dtype)
+    if drawn.stride() == target.stride():
+        return drawn
+    # the same memory order; as_strided keeps the target's strides of size-1 dims too
+    return drawn.as_strided(shape, target.stride())
 
 
 def manual_seed(seed):
