@@ -111,10 +111,11 @@ void bind_python_dispatch(nb::module_& m) {
         g_handler = fn.release().ptr();
         python_dispatch::set_hook(&hook);
       },
+      nb::arg("fn"),
       doc("_set_dispatch_hook(fn) -> None",
           "Installs fn(op_name, args, below) as the dispatcher's per-op hook into Python's "
           "dispatch modes (once, at import)."));
-  m.def("_set_python_dispatch", &python_dispatch::set_active,
+  m.def("_set_python_dispatch", &python_dispatch::set_active, nb::arg("on"),
         doc("_set_python_dispatch(on) -> None",
             "Marks this thread as having a TorchDispatchMode on (every op goes to the hook) or "
             "not."));

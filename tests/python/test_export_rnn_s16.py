@@ -5,6 +5,7 @@ run, decompose onto the runtime's ``rnn_layer``, save, load and run in C++ with 
 results."""
 
 import pytest
+from test_export import _runtime_op
 from test_export_aten_names import _close, _flatten
 from test_export_aten_s16 import _calls
 
@@ -104,12 +105,3 @@ def test_unbatched_and_projected_layers_still_export():
             str(n.target) not in ("aten.lstm.input", "aten.gru.input") for n in ep.graph.nodes
         )
         _close(ep.module()(x), m(x))
-
-
-def _runtime_op(node):
-    """The runtime op a decomposed call runs: its own, or its ATen overload's (the printed name)."""
-    op = getattr(node.target, "_export_op", None)
-    if op is None:
-        mapped = ember.export._aten_names.to_runtime(node.target, node.args, dict(node.kwargs))
-        op = mapped[0] if mapped else None
-    return op

@@ -6,6 +6,7 @@ write's result. The programs run, decompose onto the runtime's ops, save, load a
 with eager's results, for other index values than the example's too."""
 
 import pytest
+from test_export import _runtime_op
 from test_export_aten_names import _close, _flatten
 from test_export_aten_s16 import _calls
 
@@ -273,12 +274,3 @@ def test_onnx_export_of_a_program_writing_intermediates(tmp_path):
         feeds = {i.name: a.numpy() for i, a in zip(sess.get_inputs(), args)}
         got = [ember.tensor(v) for v in sess.run(None, feeds)]
         _close(got, _flatten(m(*args)))
-
-
-def _runtime_op(node):
-    """The runtime op a decomposed call runs: its own, or its ATen overload's (the printed name)."""
-    op = getattr(node.target, "_export_op", None)
-    if op is None:
-        mapped = ember.export._aten_names.to_runtime(node.target, node.args, dict(node.kwargs))
-        op = mapped[0] if mapped else None
-    return op

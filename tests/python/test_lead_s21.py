@@ -39,3 +39,18 @@ def test_matrix_exp_float32_is_the_double_result_rounded():
     x = ember.tensor(a, requires_grad=True)
     ember.linalg.matrix_exp(x).sum().backward()
     assert x.grad.dtype == ember.float32
+
+
+def test_samplers_of_an_empty_integer_tensor_return_it_as_torch():
+    # torch's iterator skips an empty tensor before its dtype switch (F.gumbel_softmax of an
+    # empty integer tensor relies on it); cauchy_ and uniform_ check the dtype first
+    for name in ("exponential_", "normal_", "log_normal_"):
+        t = ember.empty(0, dtype=ember.int64)
+        assert getattr(t, name)() is t
+    for name in ("normal_", "log_normal_"):
+        with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+            getattr(ember.empty(2, dtype=ember.int64), name)()
+    with pytest.raises(RuntimeError, match="Exponential distribution is a continuous"):
+        ember.empty(2, dtype=ember.int64).exponential_()
+    with pytest.raises(RuntimeError, match="Cauchy distribution is a continuous"):
+        ember.empty(0, dtype=ember.int64).cauchy_()

@@ -75,6 +75,7 @@ Tensor& uniform_kernel(Tensor& self, double from, double to, const GeneratorPtr&
 }
 
 Tensor& normal_kernel(Tensor& self, double mean, double std, const GeneratorPtr& gen) {
+  if (self.numel() == 0) return self;  // torch's iterator never reaches its dtype switch
   const bool fused = fused_sampling();
   dispatch<kFloatTypes>(self.dtype(), "normal_kernel_cpu", [&](auto tag) {
     using T = decltype(tag);
@@ -167,6 +168,7 @@ Tensor bernoulli_kernel(const Tensor& self, const GeneratorPtr& gen) {
 
 // The per-element distributions of torch's serial kernels, each from double draws.
 Tensor& exponential_kernel(Tensor& self, double lambd, const GeneratorPtr& gen) {
+  if (self.numel() == 0) return self;  // torch's iterator never reaches its dtype switch
   dispatch<kFloatTypes>(self.dtype(), "exponential_cpu", [&](auto tag) {
     using T = decltype(tag);
     auto lock = gen->lock();
@@ -189,6 +191,7 @@ Tensor& cauchy_kernel(Tensor& self, double median, double sigma, const Generator
 }
 
 Tensor& log_normal_kernel(Tensor& self, double mean, double std, const GeneratorPtr& gen) {
+  if (self.numel() == 0) return self;  // torch's iterator never reaches its dtype switch
   const bool fused = fused_sampling();
   dispatch<kFloatTypes>(self.dtype(), "log_normal_cpu", [&](auto tag) {
     using T = decltype(tag);

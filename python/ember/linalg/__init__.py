@@ -12,7 +12,8 @@ from .._autocast_policy import lower_precision as _autocast_lower
 from .._C import Tensor, _linalg, broadcast_shapes, int64, maximum, stack
 from .._ops import _names
 from .._ops import creation as _creation
-from .._ops._util import _check_repeats_in_order, wrap_dim
+from .._ops._util import _check_repeats_in_order
+from .._ops._util import wrap_dim as _wrap_dim
 from .._ops.creation import as_tensor, ones, zeros
 from .._ops.foreign_guards import reads_values as _reads_values
 from .._ops.index import where
@@ -431,7 +432,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         dims = tuple(range(x.dim()))
     if x.dim() == 0:
         for d in dims:  # a 0-d tensor takes dims -1 and 0 only
-            wrap_dim(d, 0)
+            _wrap_dim(d, 0)
         dims = ()
     a = x.abs()
     if ord == math.inf:
