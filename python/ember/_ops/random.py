@@ -226,8 +226,9 @@ def randint_like(
 def _draw_laid_out_like(input, dtype, memory_format, generator, draw, in_place=None):
     """draw(size, generator, dtype) laid out as empty_like(input) would be: torch fills that
     tensor in memory order, so the draw runs over the dims ordered by stride and is viewed
-    with the target's strides (a fresh tensor, at version 0). normal_ of a non-contiguous tensor draws otherwise than
-    of a contiguous one, so `in_place` names the method that fills such a layout itself."""
+    with the target's strides (a fresh tensor, at version 0). normal_ of a non-contiguous
+    tensor draws otherwise than of a contiguous one, so `in_place` names the method that fills
+    such a layout itself."""
     shape = list(input.shape)
     target = _laid_out_like(empty(shape, dtype=dtype), input, memory_format)
     if target.is_contiguous():
