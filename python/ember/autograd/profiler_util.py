@@ -8,6 +8,8 @@ import json
 import os
 import socket
 
+from .._ops._op_inputs import concrete_text
+
 __all__ = ["DeviceType", "EventList", "FunctionEvent", "FunctionEventAvg", "Interval"]
 
 
@@ -748,6 +750,10 @@ def _trace_args(e, external_id, index):
     if e.input_shapes:
         args.update(link)
         args["Record function id"] = 0
+        if e.input_dtypes is not None:  # Note [Profiler inputs] in core/profiler.h
+            args["Concrete Inputs"] = [concrete_text(v) for v in e.concrete_inputs]
+            args["Input type"] = e.input_dtypes
+            args["Input Strides"] = e.structured_input_strides
         args["Input Dims"] = e.structured_input_shapes or e.input_shapes
     else:
         args["Record function id"] = 0
