@@ -10,6 +10,7 @@
 // Before all of them, while autocast is active, comes Autocast (Note [Autocast]); before
 // that, while this thread has a Python dispatch mode on, the hook (Note [Python dispatch hook]).
 #include <array>
+#include <concepts>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -180,9 +181,11 @@ void box_profiled(BoxedList& l, const T& a) {
   namespace pd = python_dispatch;
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) pd::box(l, int64_t(a));
   else if constexpr (std::is_floating_point_v<T>) pd::box(l, double(a));
-  else if constexpr (!std::is_same_v<T, IntArrayRef> &&
-                     std::is_convertible_v<const T&, IntArrayRef>)
-    pd::box(l, IntArrayRef(a));
+  else if constexpr (requires {
+                       { a.data() } -> std::convertible_to<const int64_t*>;
+                       a.size();
+                     })
+    pd::box(l, IntArrayRef(a.data(), a.size()));
   else if (!pd::box(l, a)) l.emplace_back();
 }
 template <class... Args>
