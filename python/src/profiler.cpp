@@ -1,5 +1,7 @@
 // The profiler's recording side (Note [Profiler] in core/profiler.h) as ember.autograd.profiler
 // uses it: start and stop a profile, open and close user ranges, read the records.
+#include <bit>
+
 #include "common.h"
 #include "ember/core/profiler_session.h"
 
@@ -7,18 +9,53 @@ namespace ember::py {
 
 namespace {
 
-// One argument's shape entry (see ThreadRecords::shapes): sizes, [] or a list of entries.
-nb::object decode_shape(const std::vector<int64_t>& s, size_t& i) {
+// One argument's entry (see ThreadRecords::shapes) as its sizes ([] for a non-tensor, a list of
+// sizes for a tensor list) and what the rest of torch's record needs: ("t", strides, dtype) for a
+// tensor, ("l", entries) for a tensor list, ("v", kind, value) for a number, ("s", kind, values)
+// for a number list, None otherwise (Note [Profiler inputs]).
+std::pair<nb::object, nb::object> decode_input(const std::vector<int64_t>& s, size_t& i) {
   int64_t tag = s[i++];
-  nb::list out;
+  nb::list sizes;
   if (tag == 0) {
     int64_t n = s[i++];
-    for (int64_t k = 0; k < n; ++k) out.append(s[i++]);
-  } else if (tag == 2) {
-    int64_t n = s[i++];
-    for (int64_t k = 0; k < n; ++k) out.append(decode_shape(s, i));
+    nb::list strides;
+    for (int64_t k = 0; k < n; ++k) sizes.append(s[i++]);
+    for (int64_t k = 0; k < n; ++k) strides.append(s[i++]);
+    return {sizes, nb::make_tuple("t", strides, s[i++])};
   }
-  return out;
+  if (tag == 2) {
+    int64_t n = s[i++];
+    nb::list entries;
+    for (int64_t k = 0; k < n; ++k) {
+      auto [sz, entry] = decode_input(s, i);
+      sizes.append(sz);
+      entries.append(entry);
+    }
+    return {sizes, nb::make_tuple("l", entries)};
+  }
+  auto value = [](int64_t kind, int64_t bits) -> nb::object {
+    switch (profiler::ValueKind(kind)) {
+      case profiler::ValueKind::Double:
+        return nb::float_(std::bit_cast<double>(bits));
+      case profiler::ValueKind::Bool:
+        return nb::bool_(bits != 0);
+      default:
+        return nb::int_(bits);
+    }
+  };
+  if (tag == 3) {
+    int64_t kind = s[i++];
+    int64_t bits = s[i++];
+    return {sizes, nb::make_tuple("v", kind, value(kind, bits))};
+  }
+  if (tag == 4) {
+    int64_t kind = s[i++];
+    int64_t n = s[i++];
+    nb::list values;
+    for (int64_t k = 0; k < n; ++k) values.append(value(kind, s[i++]));
+    return {sizes, nb::make_tuple("s", kind, values)};
+  }
+  return {sizes, nb::none()};
 }
 
 }  // namespace
@@ -42,18 +79,23 @@ void bind_profiler(nb::module_& m) {
         for (const auto& tr : threads) {
           nb::list recs;
           for (const profiler::Record& r : tr.records) {
-            nb::object shapes = nb::none();
+            nb::object shapes = nb::none(), inputs = nb::none();
             if (r.shapes_end > r.shapes_begin) {
-              nb::list args;
+              nb::list args, entries;
               size_t i = size_t(r.shapes_begin);
-              while (i < size_t(r.shapes_end)) args.append(decode_shape(tr.shapes, i));
+              while (i < size_t(r.shapes_end)) {
+                auto [sizes, entry] = decode_input(tr.shapes, i);
+                args.append(sizes);
+                entries.append(entry);
+              }
               shapes = args;
+              inputs = entries;
             }
             int kind = r.memory ? 4 : int(r.kind);
             recs.append(
                 nb::make_tuple(r.name.empty() ? nb::str("") : nb::str(r.name.data(), r.name.size()),
                                kind, r.start_ns, r.end_ns, r.parent, shapes, r.bytes, r.addr,
-                               r.total_allocated, r.sequence_nr, r.fwd_thread));
+                               r.total_allocated, r.sequence_nr, r.fwd_thread, inputs));
           }
           out.append(nb::make_tuple(tr.tid, recs));
         }
@@ -62,8 +104,10 @@ void bind_profiler(nb::module_& m) {
       doc("_profiler_stop() -> Tuple[int, List[Tuple[int, list]]]",
           "Stops recording; returns the stop time and, per thread, (thread id, records), each "
           "record (name, kind, start_ns, end_ns, parent index, input shapes or None, bytes, "
-          "address, total allocated, sequence number or -1, forward thread); kind 0 op, 1 user "
-          "range, 2 autograd node, 3 pool worker, 4 memory."));
+          "address, total allocated, sequence number or -1, forward thread, inputs or None); kind "
+          "0 op, 1 user range, 2 autograd node, 3 pool worker, 4 memory; inputs: per argument "
+          "('t', strides, dtype code), ('l', entries), ('v', value kind, value), "
+          "('s', value kind, values) or None (Note [Profiler inputs])."));
   m.def(
       "_profiler_enabled", [] { return profiler::enabled(); },
       doc("_profiler_enabled() -> bool", "Whether a profile is recording."));

@@ -37,10 +37,12 @@ TEST(Profiler, RecordsOpsOnceInsideUserRanges) {
   EXPECT_EQ(t.records[size_t(adds[0].parent)].name, "outer");
   EXPECT_LE(outer[0].start_ns, adds[0].start_ns);
   EXPECT_LE(adds[0].end_ns, outer[0].end_ns);
-  // (0, 1, 4) twice for the tensors, (1) for alpha.
+  // (0, ndim 1, size 4, stride 1, Float) twice for the tensors, (3, Int, 1) for alpha
+  // (Note [Profiler inputs]).
   std::vector<int64_t> shapes(t.shapes.begin() + adds[0].shapes_begin,
                               t.shapes.begin() + adds[0].shapes_end);
-  EXPECT_EQ(shapes, (std::vector<int64_t>{0, 1, 4, 0, 1, 4, 1}));
+  const int64_t f = int64_t(ScalarType::Float), i = int64_t(profiler::ValueKind::Int);
+  EXPECT_EQ(shapes, (std::vector<int64_t>{0, 1, 4, 1, f, 0, 1, 4, 1, f, 3, i, 1}));
 }
 
 TEST(Profiler, AutogradKernelAndBackendAreOneRange) {

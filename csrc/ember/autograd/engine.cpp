@@ -355,7 +355,7 @@ void run(const variable_list& roots, const variable_list& grad_roots, bool keep_
             apply.begin(profiler::RangeKind::Autograd, n->name());
             mark_node(apply.handle(), *n);
             if (apply.handle() >= 0 && profiler::records_shapes())  // the node's inputs, as torch
-              for (const Tensor& g : grads) ::ember::detail::profile_input(apply.handle(), g);
+              for (const Tensor& g : grads) ::ember::detail::profile_inputs(apply.handle(), g);
           }
           outs = n->apply(std::move(grads));
         }

@@ -234,7 +234,7 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
       profiler::OpRange range("detach", g);
       profiler::Range inner(profiler::RangeKind::Autograd, "detach");
       if (inner.handle() >= 0 && profiler::records_shapes())
-        ::ember::detail::profile_input(inner.handle(), g);
+        ::ember::detail::profile_inputs(inner.handle(), g);
       m.grad = g.detach();
     } else {
       m.grad = g.detach().clone();

@@ -218,11 +218,13 @@ void append_shapes(int64_t handle, F&& f) {
 }
 }  // namespace
 
-void add_input_shape(int64_t handle, IntArrayRef sizes) {
+void add_input_tensor(int64_t handle, IntArrayRef sizes, IntArrayRef strides, int8_t dtype) {
   append_shapes(handle, [&](std::vector<int64_t>& s) {
     s.push_back(0);
     s.push_back(int64_t(sizes.size()));
     s.insert(s.end(), sizes.begin(), sizes.end());
+    s.insert(s.end(), strides.begin(), strides.end());
+    s.push_back(dtype);
   });
 }
 
@@ -234,6 +236,23 @@ void add_input_list(int64_t handle, int64_t n) {
   append_shapes(handle, [&](std::vector<int64_t>& s) {
     s.push_back(2);
     s.push_back(n);
+  });
+}
+
+void add_input_value(int64_t handle, ValueKind kind, int64_t bits) {
+  append_shapes(handle, [&](std::vector<int64_t>& s) {
+    s.push_back(3);
+    s.push_back(int64_t(kind));
+    s.push_back(bits);
+  });
+}
+
+void add_input_values(int64_t handle, ValueKind kind, const int64_t* bits, int64_t n) {
+  append_shapes(handle, [&](std::vector<int64_t>& s) {
+    s.push_back(4);
+    s.push_back(int64_t(kind));
+    s.push_back(n);
+    s.insert(s.end(), bits, bits + n);
   });
 }
 

@@ -16,6 +16,14 @@
 // and frees, which become instant records under the range open on the allocating thread.
 // `ember._C._profiler_stop()` returns the records; ember.autograd.profiler builds torch's events,
 // tables and traces from them.
+//
+// Note [Profiler inputs]
+// With record_shapes, an op records what torch's profiler does of each argument: a tensor's
+// sizes, strides and dtype, a number's or a short number list's value, and nothing of the rest
+// (None, strings, devices, lists of optional tensors, lists over kMaxValueList numbers). The
+// dispatcher boxes the arguments as for the Python dispatch hook (Note [Python dispatch hook])
+// and records the boxed values; the binding turns them into torch's "Input Dims", "Input type",
+// "Input Strides" and "Concrete Inputs".
 #include <atomic>
 #include <cstdint>
 #include <string_view>
@@ -29,6 +37,8 @@ namespace detail {
 extern std::atomic<uint8_t> g_state;
 }  // namespace detail
 constexpr uint8_t kOn = 1, kShapes = 2, kMemory = 4;
+/// torch records the values of number lists up to this length.
+constexpr size_t kMaxValueList = 30;
 
 /// True while a profile records: one relaxed load.
 inline bool enabled() { return detail::g_state.load(std::memory_order_relaxed) != 0; }
@@ -47,11 +57,16 @@ enum class RangeKind : uint8_t { Op, User, Autograd, Worker };
 int64_t begin_range(RangeKind kind, std::string_view name);
 /// Closes the range `handle` of the calling thread (and any range still open inside it).
 void end_range(int64_t handle);
-/// Records the next argument of the op range `handle`: a tensor's sizes, a non-tensor argument
-/// (or an absent tensor), or a list of `n` tensors whose sizes follow.
-void add_input_shape(int64_t handle, IntArrayRef sizes);
+/// Records the next argument of the op range `handle` (Note [Profiler inputs]): a tensor's sizes,
+/// strides and dtype; None or an argument torch records as no value; a list of `n` tensors whose
+/// entries follow; a number (`kind`: its type, `bits`: its value, a double's bit pattern); a list
+/// of `n` numbers of one kind.
+enum class ValueKind : uint8_t { Int, Double, Bool, DType };
+void add_input_tensor(int64_t handle, IntArrayRef sizes, IntArrayRef strides, int8_t dtype);
 void add_input_other(int64_t handle);
 void add_input_list(int64_t handle, int64_t n);
+void add_input_value(int64_t handle, ValueKind kind, int64_t bits);
+void add_input_values(int64_t handle, ValueKind kind, const int64_t* bits, int64_t n);
 /// The CPU allocator's report: `bytes` > 0 allocated at `ptr`, < 0 freed.
 void record_memory(const void* ptr, int64_t bytes);
 /// The name of the op range open at the top of the calling thread's stack (empty if none).

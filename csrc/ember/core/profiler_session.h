@@ -27,8 +27,10 @@ struct Record {
   int64_t fwd_thread = 0;
 };
 
-/// What one thread recorded. `shapes` holds each op's arguments in order: a tensor as
-/// (0, ndim, sizes...), another argument as (1), a list as (2, n) followed by its n entries.
+/// What one thread recorded. `shapes` holds each op's arguments in order (Note [Profiler
+/// inputs]): a tensor as (0, ndim, sizes..., strides..., dtype), an argument without a recorded
+/// value as (1), a tensor list as (2, n) followed by its n entries, a number as (3, ValueKind,
+/// bits), a number list as (4, ValueKind, n, bits...).
 struct ThreadRecords {
   uint64_t tid = 0;
   std::vector<Record> records;

@@ -3,6 +3,7 @@
 #include "ember/core/quantizer.h"
 
 #include <atomic>
+#include <bit>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -161,6 +162,58 @@ void missing_kernel(const OperatorEntry& e, DispatchKey k) {
   EMBER_ERROR(ErrorKind::NotImplemented, "Could not run '", e.name(), "' with arguments from the '",
               key_name(k), "' backend: no kernel is registered for it");
 }
+}  // namespace detail
+
+namespace detail {
+
+namespace {
+using profiler::ValueKind;
+void profile_tensor(int64_t h, const Tensor& t) {
+  if (t.defined()) profiler::add_input_tensor(h, t.sizes(), t.strides(), int8_t(t.dtype()));
+  else profiler::add_input_other(h);
+}
+void profile_value(int64_t h, const BoxedValue& v) {
+  std::visit(
+      [h](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, Tensor>) {
+          profile_tensor(h, x);
+        } else if constexpr (std::is_same_v<T, std::vector<Tensor>>) {
+          profiler::add_input_list(h, int64_t(x.size()));
+          for (const Tensor& t : x) profile_tensor(h, t);
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+          profiler::add_input_value(h, ValueKind::Int, x);
+        } else if constexpr (std::is_same_v<T, double>) {
+          profiler::add_input_value(h, ValueKind::Double, std::bit_cast<int64_t>(x));
+        } else if constexpr (std::is_same_v<T, bool>) {
+          profiler::add_input_value(h, ValueKind::Bool, x);
+        } else if constexpr (std::is_same_v<T, ScalarType>) {
+          profiler::add_input_value(h, ValueKind::DType, int64_t(x));
+        } else if constexpr (std::is_same_v<T, Scalar>) {
+          if (x.is_floating_point())
+            profiler::add_input_value(h, ValueKind::Double, std::bit_cast<int64_t>(x.to_double()));
+          else
+            profiler::add_input_value(h, x.is_bool() ? ValueKind::Bool : ValueKind::Int,
+                                      x.to_long());
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>> ||
+                             std::is_same_v<T, std::vector<bool>>) {
+          if (x.size() > profiler::kMaxValueList) return profiler::add_input_other(h);
+          std::vector<int64_t> bits(x.begin(), x.end());
+          profiler::add_input_values(
+              h, std::is_same_v<T, std::vector<bool>> ? ValueKind::Bool : ValueKind::Int,
+              bits.data(), int64_t(bits.size()));
+        } else {  // None, strings, lists of optional tensors: torch records no value
+          profiler::add_input_other(h);
+        }
+      },
+      v);
+}
+}  // namespace
+
+void profile_boxed(int64_t handle, const BoxedList& args) {
+  for (const BoxedValue& v : args) profile_value(handle, v);
+}
+
 }  // namespace detail
 
 }  // namespace ember

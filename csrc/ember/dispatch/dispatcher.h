@@ -10,6 +10,7 @@
 // Before all of them, while autocast is active, comes Autocast (Note [Autocast]); before
 // that, while this thread has a Python dispatch mode on, the hook (Note [Python dispatch hook]).
 #include <array>
+#include <concepts>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -171,29 +172,28 @@ template <class T>
 int64_t elements(const T&) {
   return 0;
 }
-// An argument's entry in a profiled op's input shapes (Note [Profiler]).
-inline void profile_input(int64_t h, const Tensor& t) {
-  if (t.defined()) profiler::add_input_shape(h, t.sizes());
-  else profiler::add_input_other(h);
-}
-inline void profile_input(int64_t h, const std::optional<Tensor>& t) {
-  if (t) profile_input(h, *t);
-  else profiler::add_input_other(h);
-}
-inline void profile_input(int64_t h, TensorList ts) {
-  profiler::add_input_list(h, int64_t(ts.size()));
-  for (const Tensor& t : ts) profile_input(h, t);
-}
-inline void profile_input(int64_t h, const std::vector<Tensor>& ts) {
-  profile_input(h, TensorList(ts));
-}
-inline void profile_input(int64_t h, const std::vector<std::optional<Tensor>>& ts) {
-  profiler::add_input_list(h, int64_t(ts.size()));
-  for (const auto& t : ts) profile_input(h, t);
-}
+// A profiled op's arguments (Note [Profiler inputs]), boxed as for the Python dispatch hook; an
+// argument without a boxed form records as None. An OpRange's plain numbers and size vectors
+// (Note [Profiler rows]) box as the schema's int, float and int[] would.
+void profile_boxed(int64_t handle, const BoxedList& args);
 template <class T>
-void profile_input(int64_t h, const T&) {
-  profiler::add_input_other(h);
+void box_profiled(BoxedList& l, const T& a) {
+  namespace pd = python_dispatch;
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) pd::box(l, int64_t(a));
+  else if constexpr (std::is_floating_point_v<T>) pd::box(l, double(a));
+  else if constexpr (requires {
+                       { a.data() } -> std::convertible_to<const int64_t*>;
+                       a.size();
+                     })
+    pd::box(l, IntArrayRef(a.data(), a.size()));
+  else if (!pd::box(l, a)) l.emplace_back();
+}
+template <class... Args>
+void profile_inputs(int64_t handle, const Args&... args) {
+  BoxedList boxed;
+  boxed.reserve(sizeof...(Args));
+  (box_profiled(boxed, args), ...);
+  profile_boxed(handle, boxed);
 }
 }  // namespace detail
 
@@ -295,7 +295,7 @@ class TypedOperator<R(Args...)> {
   [[gnu::noinline]] R redispatch_profiled(DispatchKey k, Args... args) const {
     profiler::Range range(profiler::RangeKind::Op, entry_->name());
     if (range.handle() >= 0 && profiler::records_shapes())
-      (detail::profile_input(range.handle(), args), ...);
+      detail::profile_inputs(range.handle(), args...);
     return run_kernel(k, std::forward<Args>(args)...);
   }
 

@@ -22,7 +22,7 @@ class OpRange : public Range {
   explicit OpRange(const char* name, const Args&... args) {
     if (enabled()) [[unlikely]] {
       begin(RangeKind::Op, name);
-      if (handle() >= 0 && records_shapes()) (::ember::detail::profile_input(handle(), args), ...);
+      if (handle() >= 0 && records_shapes()) ::ember::detail::profile_inputs(handle(), args...);
     }
   }
 };

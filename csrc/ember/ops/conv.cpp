@@ -415,7 +415,7 @@ namespace {
 template <class... Args>
 void profile_inputs(const profiler::Range& range, const Args&... args) {
   if (range.handle() >= 0 && profiler::records_shapes()) [[unlikely]]
-    (detail::profile_input(range.handle(), args), ...);
+    detail::profile_inputs(range.handle(), args...);
 }
 }  // namespace
 

@@ -10,19 +10,25 @@ import sys
 import threading
 
 from .. import _C
+from ._op_inputs import tensor_entry
 
 # A user range whose name starts with this mark is an op range: ember.autograd.profiler shows it
 # under the rest of its name, as an op (category cpu_op), not as a user annotation.
 OP_MARK = "\x01"
 
-# The input shapes of the op ranges opened here, by (thread id, record index): the recorder takes
-# shapes from the dispatcher's typed arguments only, so an op written in Python lists its own
-# here, and ember.autograd.profiler puts them on its rows (torch's `[[2, 4, 8, 8], [], ...]`).
+# The input shapes and recorder entries (_op_inputs) of the op ranges opened here, by (thread id,
+# record index): the recorder takes them from the dispatcher's typed arguments only, so an op
+# written in Python lists its own here, and ember.autograd.profiler puts them on its rows
+# (torch's `[[2, 4, 8, 8], [], ...]`).
 _shapes = {}
 
 
 def _shape_of(a):
     return list(a.shape) if isinstance(a, _C.Tensor) else []
+
+
+def _entry_of(a):
+    return tensor_entry(a) if isinstance(a, _C.Tensor) else None
 
 
 def enter(name, *inputs, autograd=False):
@@ -35,7 +41,10 @@ def enter(name, *inputs, autograd=False):
     the sequence number of the next autograd node."""
     handle = _C._record_function_enter(OP_MARK + name, op=autograd)
     if handle >= 0 and inputs:
-        _shapes[(threading.get_native_id(), handle & 0xFFFFFFFF)] = [_shape_of(a) for a in inputs]
+        _shapes[(threading.get_native_id(), handle & 0xFFFFFFFF)] = (
+            [_shape_of(a) for a in inputs],
+            [_entry_of(a) for a in inputs],
+        )
     return handle
 
 
@@ -56,8 +65,8 @@ def note_flops(name, flops):
 def take_recorded():
     """take_recorded() -> (dict, list)
 
-    The input shapes recorded by `enter` and the notes of `note_flops` since the profile started
-    (at profile stop)."""
+    The input shapes and entries recorded by `enter` and the notes of `note_flops` since the
+    profile started (at profile stop)."""
     shapes, notes = dict(_shapes), list(_notes)
     _shapes.clear()
     _notes.clear()

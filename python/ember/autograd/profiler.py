@@ -16,6 +16,7 @@ import uuid
 
 from .. import _C
 from .._ops import _op_range
+from .._ops._op_inputs import describe
 from .._ops._op_range import OP_MARK
 from ._profiler_events import nest_python_events, relink_children, remove_dup_nodes
 from ._python_tracer import PythonTracer
@@ -200,21 +201,30 @@ class record_function(contextlib.ContextDecorator):
         return False
 
 
-def _custom_op_shapes(name, shapes):
-    """A Python custom op's input shapes as torch lists them, one entry per schema argument:
-    ember's dispatcher records its tensors as one list, then its other arguments as one entry.
-    Unchanged when the tensors cannot be placed (a list or optional tensor argument)."""
+def _custom_op_shapes(name, shapes, inputs):
+    """A Python custom op's input shapes and recorder entries as torch lists them, one per schema
+    argument: ember's dispatcher records its tensors as one list, then its other arguments as
+    one entry. Unchanged when the tensors cannot be placed (a list or optional tensor argument)."""
     library = sys.modules.get("ember.library")
     state = library._ops_by_name.get(name) if library is not None else None
     if state is None or len(shapes) != 2 or not isinstance(shapes[0], list):
-        return shapes
+        return shapes, inputs
     types = [a.type for a in state.schema.arguments]
     if any(t.startswith("Tensor") and t != "Tensor" for t in types):
-        return shapes
-    tensors = iter(shapes[0])
+        return shapes, inputs
     if len(shapes[0]) != types.count("Tensor"):
-        return shapes
-    return [next(tensors) if t == "Tensor" else [] for t in types]
+        return shapes, inputs
+    tensors = iter(shapes[0])
+    placed = [next(tensors) if t == "Tensor" else [] for t in types]
+    listed = inputs[0] if inputs and inputs[0] is not None and inputs[0][0] == "l" else None
+    entries = iter(listed[1]) if listed is not None else iter(())
+    return placed, [next(entries, None) if t == "Tensor" else None for t in types]
+
+
+def _describe_inputs(evt, described):
+    """Gives `evt` torch's input types, strides and concrete values (record_shapes only)."""
+    if described is not None:
+        evt.input_dtypes, evt.structured_input_strides, evt.concrete_inputs = described
 
 
 def _is_backend_call_of(outer, name):
@@ -467,7 +477,9 @@ class profile:
                 if deadline is not None and time.perf_counter_ns() >= deadline:
                     timed_out = True  # torch's partial results: parsing stops here
                     break
-                name, kind, start, end, parent, shapes, nbytes, addr, total, seq, fwd = record
+                name, kind, start, end, parent, shapes, nbytes, addr, total, seq, fwd, inputs = (
+                    record
+                )
                 if self._off and not self._collected(start):
                     continue
                 ts = (start - t0) / 1000.0
@@ -503,7 +515,7 @@ class profile:
                     local[i] = outer  # torch's zero_ shows no fill_ child
                     continue
                 if python_op and self.record_shapes:
-                    shapes = self._python_op_shapes.get((tid, i))
+                    shapes, inputs = self._python_op_shapes.get((tid, i), (None, None))
                 elif display == "aten::fill_" and _is_zero_fill_of(outer):
                     display = "aten::zero_"  # torch's factory zeroes its tensor with zero_
                     shapes = shapes[:1] if shapes else shapes
@@ -514,14 +526,17 @@ class profile:
                     if len(shapes) < want:
                         shapes += [[] for _ in range(want - len(shapes))]
                 if shapes and kind == 0:
-                    shapes = _custom_op_shapes(display, shapes)
+                    shapes, inputs = _custom_op_shapes(display, shapes, inputs)
+                described = describe(inputs, len(shapes)) if shapes is not None else None
                 if kind == 0 and _restates_args_of(outer, display):
                     if shapes is not None:  # the kernel's row of torch's arguments
                         outer.input_shapes = outer.structured_input_shapes = shapes
+                        _describe_inputs(outer, described)
                     local[i] = outer
                     continue
                 if kind == 0 and _is_backend_call_of(outer, display):
                     outer.input_shapes = shapes if shapes is not None else []
+                    _describe_inputs(outer, described)
                     local[i] = outer  # one row, as torch's: what the call does nests in outer
                     continue
                 # torch lists a tensor-list argument (cat's) as [] in input_shapes, its tensors'
@@ -548,6 +563,7 @@ class profile:
                     fwd_thread=fwd,
                 )
                 next_id += 1
+                _describe_inputs(evt, described)
                 evt._worker = kind == 3
                 evt._op = kind == 0
                 evt._python_op = python_op

@@ -8,6 +8,8 @@ import json
 import os
 import socket
 
+from .._ops._op_inputs import concrete_text
+
 __all__ = ["DeviceType", "EventList", "FunctionEvent", "FunctionEventAvg", "Interval"]
 
 
@@ -207,8 +209,11 @@ class FunctionEvent(_TimeStrings):
         self.linked_correlation_id = linked_correlation_id
         self.extra_meta = extra_meta
         self.structured_input_shapes = structured_input_shapes
-        self.structured_input_strides = structured_input_strides
-        self.input_dtypes = input_dtypes
+        # torch's record of the inputs' strides and types: [] without record_shapes
+        self.structured_input_strides = (
+            structured_input_strides if structured_input_strides is not None else []
+        )
+        self.input_dtypes = input_dtypes if input_dtypes is not None else []
         self.python_id = python_id
         self.python_parent_id = python_parent_id
         self.python_module_id = python_module_id
@@ -748,6 +753,10 @@ def _trace_args(e, external_id, index):
     if e.input_shapes:
         args.update(link)
         args["Record function id"] = 0
+        if e.input_dtypes:  # Note [Profiler inputs] in core/profiler.h
+            args["Concrete Inputs"] = [concrete_text(v) for v in e.concrete_inputs]
+            args["Input type"] = e.input_dtypes
+            args["Input Strides"] = e.structured_input_strides
         args["Input Dims"] = e.structured_input_shapes or e.input_shapes
     else:
         args["Record function id"] = 0
