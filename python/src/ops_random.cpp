@@ -182,6 +182,38 @@ void bind_random(nb::module_& m) {
       doc("_binomial(count, prob, generator) -> Tensor",
           "Binomial samples of count trials of probability prob (behind ember.binomial)."));
   m.def(
+      "_standard_gamma",
+      [](const Tensor& t, Gen g) {
+        GeneratorPtr p = gen_of(g);
+        return op::_standard_gamma.call(t, p ? p : default_generator());
+      },
+      nb::arg("input"), gen,
+      doc("_standard_gamma(input, generator) -> Tensor",
+          "Gamma(input, 1) samples, drawn as torch does (behind ember._standard_gamma)."));
+  m.def(
+      "_sample_dirichlet",
+      [](const Tensor& t, Gen g) {
+        GeneratorPtr p = gen_of(g);
+        return op::_sample_dirichlet.call(t, p ? p : default_generator());
+      },
+      nb::arg("input"), gen,
+      doc("_sample_dirichlet(input, generator) -> Tensor",
+          "Dirichlet(input) samples over the last dim (behind ember._sample_dirichlet)."));
+  m.def(
+      "_standard_gamma_grad",
+      [](const Tensor& alpha, const Tensor& x) { return op::_standard_gamma_grad.call(alpha, x); },
+      nb::arg("input"), nb::arg("output"),
+      doc("_standard_gamma_grad(input, output) -> Tensor",
+          "d output / d input of standard gamma samples output (torch's approximation)."));
+  m.def(
+      "_dirichlet_grad",
+      [](const Tensor& x, const Tensor& alpha, const Tensor& total) {
+        return op::_dirichlet_grad.call(x, alpha, total);
+      },
+      nb::arg("x"), nb::arg("alpha"), nb::arg("total"),
+      doc("_dirichlet_grad(x, alpha, total) -> Tensor",
+          "Reparameterized gradient of Dirichlet samples x (torch's approximation)."));
+  m.def(
       "_bernoulli", [](const Tensor& t, Gen g) { return bernoulli(t, gen_of(g)); },
       nb::arg("input"), gen,
       doc("_bernoulli(input, generator) -> Tensor",

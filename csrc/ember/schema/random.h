@@ -41,6 +41,16 @@ EMBER_DECLARE_OP(poisson, "poisson(Tensor self, Generator? generator=None) -> Te
 EMBER_DECLARE_OP(binomial,
                  "binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor",
                  Tensor(const Tensor&, const Tensor&, const std::shared_ptr<Generator>&));
+EMBER_DECLARE_OP(_standard_gamma,
+                 "_standard_gamma(Tensor self, Generator? generator=None) -> Tensor",
+                 Tensor(const Tensor&, const std::shared_ptr<Generator>&));
+EMBER_DECLARE_OP(_sample_dirichlet,
+                 "_sample_dirichlet(Tensor self, Generator? generator=None) -> Tensor",
+                 Tensor(const Tensor&, const std::shared_ptr<Generator>&));
+EMBER_DECLARE_OP(_standard_gamma_grad, "_standard_gamma_grad(Tensor self, Tensor output) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&));
+EMBER_DECLARE_OP(_dirichlet_grad, "_dirichlet_grad(Tensor x, Tensor alpha, Tensor total) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, const Tensor&));
 EMBER_DECLARE_OP(bernoulli, "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
                  Tensor(const Tensor&, const std::shared_ptr<Generator>&));
 EMBER_DECLARE_OP(multinomial,

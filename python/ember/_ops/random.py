@@ -36,6 +36,7 @@ __all__ = [
     "normal",
     "poisson",
     "binomial",
+    "_dirichlet_grad",
     "_sample_dirichlet",
     "_standard_gamma",
     "_standard_gamma_grad",
@@ -349,15 +350,21 @@ def _standard_gamma_grad(input, output):
     """_standard_gamma_grad(input, output) -> Tensor
 
     d output / d input of standard gamma draws output at fixed quantile."""
-    return _samplers().standard_gamma_grad(input, output)
+    return _C._standard_gamma_grad(input, output)
 
 
 def _sample_dirichlet(input, generator=None):
     """_sample_dirichlet(input, generator=None) -> Tensor
 
     Dirichlet(input) draws over input's last dim (normalized gamma draws)."""
-    draws = _samplers().gamma_rsample(input, generator)
-    return draws / draws.sum(-1, keepdim=True)
+    return _C._sample_dirichlet(input, generator)
+
+
+def _dirichlet_grad(x, alpha, total):
+    """_dirichlet_grad(x, alpha, total) -> Tensor
+
+    Reparameterized gradient of Dirichlet draws x with concentration alpha summing to total."""
+    return _C._dirichlet_grad(x, alpha, total)
 
 
 def _samplers():

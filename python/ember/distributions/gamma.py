@@ -14,7 +14,7 @@ from .._type_info import finfo
 from ..nn import functional
 from . import constraints
 from .distribution import Distribution, ExponentialFamily, expand_params
-from .samplers import gamma_rsample, gammainc
+from .samplers import dirichlet_rsample, gamma_rsample, gammainc
 from .utils import broadcast_all
 
 __all__ = ["Beta", "Chi2", "Dirichlet", "Gamma", "StudentT"]
@@ -108,10 +108,7 @@ class Dirichlet(ExponentialFamily):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        draws = gamma_rsample(self.concentration.expand(shape))
-        value = draws / draws.sum(-1, keepdim=True)
-        tiny = _tiny(value)
-        return value.clamp(min=tiny, max=1 - finfo(value.dtype).eps)
+        return dirichlet_rsample(self.concentration.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:
@@ -252,7 +249,7 @@ class StudentT(Distribution):
         shape = self._extended_shape(sample_shape)
         x = randn(tuple(shape), dtype=self.df.dtype)
         z = self._chi2.rsample(sample_shape)
-        return self.loc + self.scale * x * (z / self.df).rsqrt()
+        return self.loc + self.scale * (x * (z / self.df).rsqrt())
 
     def log_prob(self, value):
         value = self._checked(value, self.df)

@@ -1,6 +1,6 @@
-"""Samplers ember's core lacks, written with tensor ops: standard gamma (with the implicit
-reparameterization gradient) and the regularized incomplete gamma for
-Gamma.cdf. Draws are computed in float64 and cast back.
+"""Gamma helpers over the core's samplers: standard gamma draws carrying torch's reparameterized
+gradient, an accurate dx/dalpha for Gamma.cdf's gradient, and the regularized incomplete gamma.
+The draws and torch's gradient approximation are core kernels (Note [torch's gamma draws]).
 
 Note [Gamma reparameterization]: a gamma draw x = F^-1(u; alpha) has dx/dalpha =
 -(dF/dalpha) / f(x), with F the regularized lower incomplete gamma function and f the density.
@@ -15,13 +15,11 @@ from .. import _C
 from .._C import broadcast_tensors, float64, minimum
 from .._ops.creation import arange, full_like, linspace, ones, ones_like, zeros_like
 from .._ops.index import where
-from .._ops.random import rand, randn
-from .._type_info import finfo
 
 __all__ = [
+    "dirichlet_rsample",
     "gamma_rsample",
     "gammainc",
-    "standard_gamma",
     "standard_gamma_grad",
 ]
 
@@ -29,29 +27,6 @@ _SERIES_X = 20.0
 _SERIES_TERMS = 90
 _QUAD_POINTS = 513  # odd: composite Simpson
 _MAX_ITERATIONS = 5000
-
-
-def standard_gamma(alpha, generator=None):
-    """Gamma(alpha, 1) draws of alpha's shape (Marsaglia and Tsang's rejection method)."""
-    a = alpha.detach().double()
-    boost = a < 1  # for alpha < 1 draw with alpha + 1 and scale by u^(1/alpha)
-    a1 = where(boost, a + 1, a)
-    d = a1 - 1.0 / 3.0
-    c = (9 * d).rsqrt()
-    out = zeros_like(a)
-    pending = ones_like(a, dtype=_C.bool)
-    while bool(pending.any()):
-        z = randn(tuple(a.shape), dtype=float64, generator=generator)
-        u = rand(tuple(a.shape), dtype=float64, generator=generator)
-        v = (1 + c * z) ** 3
-        ok = (v > 0) & (u.log() < 0.5 * z * z + d - d * v + d * v.clamp(min=1e-300).log())
-        take = pending & ok
-        out = where(take, d * v, out)
-        pending = pending & ~take
-    u = rand(tuple(a.shape), dtype=float64, generator=generator)
-    out = where(boost, out * u.pow(1 / a), out)
-    tiny = finfo(alpha.dtype).tiny
-    return out.clamp(min=tiny).to(alpha.dtype)
 
 
 def _grad_series(a, x):
@@ -188,9 +163,21 @@ def gammainc(alpha, x, upper=False):
 
 
 def gamma_rsample(alpha, generator=None):
-    """Standard gamma draws that carry d x / d alpha to alpha's graph."""
-    x = standard_gamma(alpha, generator)
+    """Standard gamma draws (torch's) that carry torch's d x / d alpha to alpha's graph."""
+    x = _C._standard_gamma(alpha.detach(), generator)
     if not alpha.requires_grad:
         return x
-    grad = standard_gamma_grad(alpha, x)
+    grad = _C._standard_gamma_grad(alpha.detach(), x)
     return x + grad * (alpha - alpha.detach())
+
+
+def dirichlet_rsample(concentration, generator=None):
+    """Dirichlet draws (torch's) that carry torch's reparameterized gradient to concentration:
+    d x_j / d alpha_i = G_i (delta_ij - x_j), G from the Beta marginals (_dirichlet_grad)."""
+    a = concentration.detach()
+    x = _C._sample_dirichlet(a, generator)
+    if not concentration.requires_grad:
+        return x
+    total = a.sum(-1, keepdim=True).expand_as(a)
+    t = _C._dirichlet_grad(x, a, total) * (concentration - a)
+    return x + t - x * t.sum(-1, keepdim=True)
