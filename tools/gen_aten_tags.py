@@ -76,6 +76,9 @@ def _words(names, indent=4):
             cur = ""
         cur += n + " "
     rows.append(cur)
+    last = rows[-1].split()
+    if len(pad) + len(rows[-1]) + len('"".split()') > 100 and len(last) > 1:  # room for .split()
+        rows[-1:] = [" ".join(last[:-1]) + " ", last[-1] + " "]
     body = "\n".join(f'{pad}"{r}"' for r in rows)
     return f"{body}.split()"
 
