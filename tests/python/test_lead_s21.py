@@ -54,3 +54,23 @@ def test_samplers_of_an_empty_integer_tensor_return_it_as_torch():
         ember.empty(2, dtype=ember.int64).exponential_()
     with pytest.raises(RuntimeError, match="Cauchy distribution is a continuous"):
         ember.empty(0, dtype=ember.int64).cauchy_()
+
+
+def test_conv_weight_without_output_channels_is_refused_as_torch():
+    msg = r"Given groups=1, expected weight to be at least 1 at dimension 0, but got weight of size"
+    F = ember.nn.functional
+    with pytest.raises(RuntimeError, match=msg):
+        F.conv2d(ember.ones(2, 3, 5, 5), ember.ones(0, 3, 3, 3))
+    with pytest.raises(RuntimeError, match=msg):
+        F.conv_transpose2d(ember.ones(2, 0, 5, 5), ember.ones(0, 4, 3, 3))
+    with pytest.raises(RuntimeError, match=msg):
+        F.conv3d(ember.ones(1, 2, 3, 3, 3), ember.ones(0, 2, 2, 2, 2))
+
+
+def test_pool_of_an_empty_non_batch_dim_names_torchs_expectation():
+    F = ember.nn.functional
+    want = r"Expected 3D or 4D \(batch mode\) tensor with optional 0 dim batch size for input, "
+    with pytest.raises(RuntimeError, match=want + r"but got:\[2, 0, 4, 4\]"):
+        F.max_pool2d(ember.ones(2, 0, 4, 4), 2)
+    with pytest.raises(RuntimeError, match=want + r"but got:\[2, 3, 0, 4\]"):
+        F.avg_pool2d(ember.ones(2, 3, 0, 4), 2)

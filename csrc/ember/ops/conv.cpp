@@ -111,6 +111,9 @@ void check_conv(const Tensor& input, const Tensor& weight, const std::optional<T
   };
   const int64_t out_ch = transposed ? weight.size(1) * a.groups : weight.size(0);
   const int64_t in_ch = transposed ? weight.size(0) : weight.size(1) * a.groups;
+  EMBER_CHECK(weight.size(0) >= a.groups, "Given groups=", a.groups,
+              ", expected weight to be at least ", a.groups,
+              " at dimension 0, but got weight of size ", IntArrayRef(shown(weight)), " instead");
   if (!transposed)
     EMBER_CHECK(weight.size(0) % a.groups == 0, "Given groups=", a.groups,
                 ", expected weight to be divisible by ", a.groups,

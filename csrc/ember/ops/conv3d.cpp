@@ -102,6 +102,9 @@ Tensor conv3d(const Tensor& input, const Tensor& weight, const std::optional<Ten
               "conv3d: expected input, weight and bias to have the same dtype; got input ",
               scalar_type_name(t), " and weight ", scalar_type_name(weight.dtype()));
   Tensor x = input.dim() == 4 ? unsqueeze(input, 0) : input;
+  EMBER_CHECK(weight.size(0) >= groups, "Given groups=", groups,
+              ", expected weight to be at least ", groups,
+              " at dimension 0, but got weight of size ", weight.sizes(), " instead");
   EMBER_CHECK(weight.size(0) % groups == 0, "Given groups=", groups,
               ", expected weight to be divisible by ", groups,
               " at dimension 0, but got weight of size ", weight.sizes(), " instead");

@@ -106,8 +106,8 @@ Pool2d prepare(const Tensor& input, IntArrayRef k, IntArrayRef s, IntArrayRef p,
   EMBER_CHECK(r.p[0] >= 0 && r.p[1] >= 0, "pad must be non-negative, but got pad: ", r.p);
   for (int64_t i = 1; i < 4; ++i)
     EMBER_CHECK(r.x.size(i) > 0, op,
-                ": Expected input's non-batch dimensions to have positive length, but input has ",
-                "a shape of ", input.sizes());
+                ": Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for ",
+                "input, but got:", input.sizes());
   return r;
 }
 
