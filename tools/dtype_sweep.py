@@ -650,14 +650,14 @@ GROUPS = (
 )
 
 
-def run_group(group):
-    os.makedirs(LOG_DIR, exist_ok=True)
-    logp = os.path.join(LOG_DIR, f"log_{group}.jsonl")
+def run_resuming(worker_args, logp, n, crash_record):
+    """Runs workers (`python *worker_args(start)`) until all n cases are in logp. A worker that
+    dies inside a case leaves that case's start mark: crash_record(i) is logged for it and the
+    next worker resumes after it. Shared with tools/edge_sweep.py."""
     open(logp, "w").close()
-    n = len(cases(group))
     start = 0
     while start < n:
-        subprocess.run([sys.executable, __file__, "--worker", group, str(start), logp], check=False)
+        subprocess.run([sys.executable, *worker_args(start)], check=False)
         last = None
         with open(logp) as f:
             for line in f:
@@ -666,14 +666,20 @@ def run_group(group):
             break
         if last.get("start"):  # the worker died inside this case
             with open(logp, "a") as f:
-                f.write(
-                    json.dumps(
-                        {"i": last["i"], "case": cases(group)[last["i"]], "res": ("CRASH", "")}
-                    )
-                    + "\n"
-                )
+                f.write(json.dumps(crash_record(last["i"])) + "\n")
         start = last["i"] + 1
     return logp
+
+
+def run_group(group):
+    os.makedirs(LOG_DIR, exist_ok=True)
+    logp = os.path.join(LOG_DIR, f"log_{group}.jsonl")
+    return run_resuming(
+        lambda start: [__file__, "--worker", group, str(start), logp],
+        logp,
+        len(cases(group)),
+        lambda i: {"i": i, "case": cases(group)[i], "res": ("CRASH", "")},
+    )
 
 
 def summary(group, logp, detail=None):

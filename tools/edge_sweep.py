@@ -27,10 +27,11 @@ import math
 import os
 import random
 import re
-import subprocess
 import sys
 import tempfile
 from collections import defaultdict
+
+from dtype_sweep import run_resuming  # tools/ is the script's directory
 
 LOG_DIR = os.path.join(tempfile.gettempdir(), "ember_edge_sweep")
 FAMILIES = ("bcast", "views", "intdiv", "nan", "reduce")
@@ -568,22 +569,12 @@ def worker(family, seed, n, start, logp):
 def run_family(family, seed, n):
     os.makedirs(LOG_DIR, exist_ok=True)
     logp = os.path.join(LOG_DIR, f"log_{family}_{seed}.jsonl")
-    open(logp, "w").close()
-    start = 0
-    while start < n:
-        args = [family, str(seed), str(n), str(start), logp]
-        subprocess.run([sys.executable, __file__, "--worker", *args], check=False)
-        last = None
-        with open(logp) as f:
-            for line in f:
-                last = json.loads(line)
-        if last is None:
-            break
-        if last.get("start"):  # the worker died inside this case
-            with open(logp, "a") as f:
-                f.write(json.dumps({"i": last["i"], "res": ["CRASH", ""]}) + "\n")
-        start = last["i"] + 1
-    return logp
+    return run_resuming(
+        lambda start: [__file__, "--worker", family, str(seed), str(n), str(start), logp],
+        logp,
+        n,
+        lambda i: {"i": i, "res": ["CRASH", ""]},
+    )
 
 
 def summary(family, seed, n, logp, detail=None):
